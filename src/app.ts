@@ -1,0 +1,50 @@
+// `buildApp(services)`: the one Fastify app that `keepwatch serve` and the tests run.
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { installAuth } from './http/auth.js';
+import { installConventions } from './http/conventions.js';
+import { installErrorHandling } from './http/error-handler.js';
+import { registerHealthRoutes } from './http/health.js';
+import type { Metrics } from './http/metrics.js';
+import { installOpenApi } from './http/openapi.js';
+import { validatorCompiler } from './http/validation.js';
+import { registerIdentityRoutes } from './identity/routes.js';
+import { registerOperatorRoutes } from './operator/routes.js';
+import { registerRegionRoutes } from './regions/routes.js';
+import type { Services } from './services.js';
+import { cfg } from './config/load.js';
+import { VERSION } from './version.js';
+
+export interface AppOptions { metrics?: Metrics }
+
+export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: services.log as FastifyBaseLogger,
+    disableRequestLogging: true,
+    trustProxy: cfg.bool(services.config, 'http.trust_proxy'),
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    bodyLimit: 1024 * 1024,
+    ajv: { customOptions: { removeAdditional: false } },
+    routerOptions: { ignoreTrailingSlash: false },
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('x-request-id', request.id);
+    return payload;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info({ method: request.method, route: request.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+  });
+  options.metrics?.instrument(app);
+  installErrorHandling(app);
+  installConventions(app);
+  installAuth(app, services);
+  await installOpenApi(app, VERSION);
+
+  registerHealthRoutes(app, services);
+  registerIdentityRoutes(app, services);
+  registerRegionRoutes(app, services);
+  registerOperatorRoutes(app, services);
+  return app;
+}

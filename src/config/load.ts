@@ -1,0 +1,137 @@
+// Loads configuration once at boot: TOML file, then environment, checked against the key table.
+import { readFileSync, existsSync } from 'node:fs';
+import { parse as parseToml } from 'smol-toml';
+import { CONFIG_KEYS, envNameOf, LOADER_ENV, type KeySpec } from './schema.js';
+
+export type ConfigValue = boolean | number | string | string[];
+export type Config = Readonly<Record<string, ConfigValue | undefined>>;
+
+export class ConfigError extends Error {
+  constructor(readonly key: string, message: string) {
+    super(`config: ${key}: ${message}`);
+  }
+}
+
+export interface LoadOptions {
+  /** Explicit `--config PATH`. */
+  configPath?: string;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Values set by the caller (tests), applied last. */
+  overrides?: Record<string, ConfigValue | undefined>;
+}
+
+export function loadConfig(options: LoadOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const values: Record<string, ConfigValue | undefined> = {};
+  for (const [key, spec] of Object.entries(CONFIG_KEYS)) values[key] = spec.default as ConfigValue | undefined;
+
+  const file = resolveConfigFile(options, env);
+  if (file) Object.assign(values, readTomlFile(file));
+  Object.assign(values, readEnv(env));
+  for (const [key, value] of Object.entries(options.overrides ?? {})) {
+    const spec = CONFIG_KEYS[key];
+    if (!spec) throw new ConfigError(key, 'unknown key');
+    values[key] = value === undefined ? undefined : coerce(key, spec, value);
+  }
+  return Object.freeze(values);
+}
+
+function resolveConfigFile(options: LoadOptions, env: NodeJS.ProcessEnv): string | undefined {
+  const explicit = options.configPath ?? env.KEEPWATCH_CONFIG;
+  if (explicit) {
+    if (!existsSync(explicit)) throw new ConfigError('--config', `file not found: ${explicit}`);
+    return explicit;
+  }
+  const local = `${options.cwd ?? process.cwd()}/keepwatch.toml`;
+  return existsSync(local) ? local : undefined;
+}
+
+function readTomlFile(path: string): Record<string, ConfigValue> {
+  let doc: Record<string, unknown>;
+  try {
+    doc = parseToml(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  } catch (err) {
+    throw new ConfigError(path, `not valid TOML: ${(err as Error).message}`);
+  }
+  const out: Record<string, ConfigValue> = {};
+  for (const [key, raw] of flatten(doc)) {
+    const spec = CONFIG_KEYS[key];
+    if (!spec) throw new ConfigError(key, 'unknown key');
+    out[key] = coerce(key, spec, raw);
+  }
+  return out;
+}
+
+/** Nested TOML tables become dotted keys; arrays are values. */
+function* flatten(doc: Record<string, unknown>, prefix = ''): Generator<[string, unknown]> {
+  for (const [name, value] of Object.entries(doc)) {
+    const key = prefix ? `${prefix}.${name}` : name;
+    if (value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Date)) {
+      yield* flatten(value as Record<string, unknown>, key);
+    } else {
+      yield [key, value];
+    }
+  }
+}
+
+function readEnv(env: NodeJS.ProcessEnv): Record<string, ConfigValue> {
+  const out: Record<string, ConfigValue> = {};
+  const known = new Set<string>(LOADER_ENV);
+  for (const [key, spec] of Object.entries(CONFIG_KEYS)) {
+    const name = envNameOf(key);
+    known.add(name);
+    for (const alias of [name, ...(spec.envAliases ?? [])].reverse()) {
+      // Aliases (PORT, DATABASE_URL) win over the KEEPWATCH_ form only when the latter is absent.
+      const raw = env[alias];
+      if (raw !== undefined && raw !== '') out[key] = coerce(alias, spec, raw);
+    }
+  }
+  for (const name of Object.keys(env)) {
+    if (name.startsWith('KEEPWATCH_') && !known.has(name)) throw new ConfigError(name, 'unknown key');
+  }
+  return out;
+}
+
+function coerce(key: string, spec: KeySpec, raw: unknown): ConfigValue {
+  const fromEnv = typeof raw === 'string';
+  switch (spec.type) {
+    case 'boolean': {
+      if (typeof raw === 'boolean') return raw;
+      if (fromEnv && /^(true|1|yes|on)$/i.test(raw)) return true;
+      if (fromEnv && /^(false|0|no|off)$/i.test(raw)) return false;
+      throw new ConfigError(key, `expected a boolean, got ${show(raw)}`);
+    }
+    case 'integer': {
+      const n = typeof raw === 'number' || typeof raw === 'bigint' ? Number(raw) : fromEnv && /^-?\d+$/.test(raw.trim()) ? Number(raw) : NaN;
+      if (!Number.isSafeInteger(n)) throw new ConfigError(key, `expected a whole number, got ${show(raw)}`);
+      if (spec.min !== undefined && n < spec.min) throw new ConfigError(key, `must be at least ${spec.min}, got ${n}`);
+      return n;
+    }
+    case 'string': {
+      if (typeof raw !== 'string') throw new ConfigError(key, `expected a string, got ${show(raw)}`);
+      if (spec.oneOf && !spec.oneOf.includes(raw)) throw new ConfigError(key, `must be one of ${spec.oneOf.join(', ')}, got ${show(raw)}`);
+      return raw;
+    }
+    case 'string[]': {
+      const list = fromEnv ? raw.split(',').map((s) => s.trim()).filter(Boolean) : raw;
+      if (!Array.isArray(list) || !list.every((s) => typeof s === 'string')) throw new ConfigError(key, `expected a list of strings, got ${show(raw)}`);
+      const bad = spec.oneOf ? list.find((s) => !spec.oneOf!.includes(s)) : undefined;
+      if (bad !== undefined) throw new ConfigError(key, `unknown value ${show(bad)}; allowed: ${spec.oneOf!.join(', ')}`);
+      return list;
+    }
+  }
+}
+
+function show(raw: unknown): string {
+  return typeof raw === 'string' ? JSON.stringify(raw) : Array.isArray(raw) ? 'a list' : String(raw);
+}
+
+/** Typed accessors: a key's type is fixed by the table, so a mismatch is a programming error. */
+export const cfg = {
+  bool: (c: Config, key: string): boolean => c[key] as boolean,
+  int: (c: Config, key: string): number => c[key] as number,
+  str: (c: Config, key: string): string => c[key] as string,
+  optStr: (c: Config, key: string): string | undefined => c[key] as string | undefined,
+  list: (c: Config, key: string): string[] => c[key] as string[],
+};

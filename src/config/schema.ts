@@ -1,0 +1,80 @@
+// Every configuration key Keepwatch reads, with its type, default and rule.
+// The loader, the README reference and the boot checks all read this one table.
+import { PLAN_IDS, PLAN_NUMERIC_COLUMNS } from '../plans/catalog.js';
+
+export type KeyType = 'boolean' | 'integer' | 'string' | 'string[]';
+
+export interface KeySpec {
+  type: KeyType;
+  default?: unknown;
+  /** Smallest accepted integer. Quotas, rates and intervals use 1 (service-api.md Limits 8). */
+  min?: number;
+  /** Accepted string values. */
+  oneOf?: readonly string[];
+  /** Secrets have no default and are never printed. */
+  secret?: boolean;
+  /** Extra environment variable names, checked before the KEEPWATCH_ form. */
+  envAliases?: readonly string[];
+  description: string;
+}
+
+const AUTH_METHODS = ['magic_link', 'passkey', 'forge_a', 'idp_b', 'idp_c', 'forge_d'] as const;
+
+const BASE_KEYS: Record<string, KeySpec> = {
+  'http.port': { type: 'integer', default: 8080, min: 0, envAliases: ['PORT'], description: 'TCP port of the API and pages (env `PORT`).' },
+  'http.host': { type: 'string', default: '127.0.0.1', envAliases: ['HOST'], description: 'Address to listen on (env `HOST`).' },
+  'http.trust_proxy': { type: 'boolean', default: false, description: 'Take the client address from `X-Forwarded-For` (set behind a reverse proxy).' },
+  data_dir: { type: 'string', default: './data', description: 'Directory of the embedded store and generated secrets (env `KEEPWATCH_DATA_DIR`).' },
+  database_url: { type: 'string', envAliases: ['DATABASE_URL'], secret: true, description: 'PostgreSQL URL (env `DATABASE_URL`); unset means the embedded PGlite store in `data_dir`.' },
+  'deployment.mode': { type: 'string', default: 'self_hosted', oneOf: ['self_hosted', 'hosted'], description: 'A self-hosted install has every plan feature whatever its plan row says.' },
+  default_plan: { type: 'string', default: 'team', oneOf: PLAN_IDS, description: 'Plan of accounts seeded on a self-hosted install; applies only at first-run seeding.' },
+  plan_cache_ttl_secs: { type: 'integer', default: 300, min: 1, description: 'Plan changes become visible within this many seconds on other nodes.' },
+  'log.level': { type: 'string', default: 'info', oneOf: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], description: 'pino log level.' },
+  'metrics.enabled': { type: 'boolean', default: true, description: 'Serve Prometheus metrics at `/metrics` on a separate listener.' },
+  'metrics.port': { type: 'integer', default: 9464, min: 0, description: 'Port of the metrics listener.' },
+  'metrics.host': { type: 'string', default: '127.0.0.1', description: 'Address of the metrics listener.' },
+  'security.allow_private_targets': { type: 'boolean', default: false, description: 'Allow monitors to reach loopback, private, link-local and reserved addresses.' },
+  'security.credentials_kek_base64': { type: 'string', secret: true, description: 'Base64 of a 32-byte key sealing stored credentials and secrets (AES-256-GCM).' },
+  'checker.per_host_max_inflight': { type: 'integer', default: 2, min: 1, description: 'Checks in flight per (org, host, port); ticks over the cap are dropped.' },
+  'checker.rdap_max_inflight': { type: 'integer', default: 4, min: 1, description: 'RDAP requests in flight per TLD.' },
+  'checker.rdap_bootstrap_url': { type: 'string', default: 'https://data.iana.org/rdap/dns.json', description: 'RDAP bootstrap registry for domain_expiry checks.' },
+  'flow.enabled': { type: 'boolean', default: false, description: 'This process may run browser flow checks (needs Chromium).' },
+  'auth.public_base_url': { type: 'string', default: 'http://localhost:8080', description: 'Public origin of the service: links, ping URLs and the passkey relying party.' },
+  'auth.fingerprint_salt': { type: 'string', secret: true, description: 'HMAC key for stored IP and User-Agent hashes; generated into `data_dir` when unset.' },
+  'auth.fingerprint_salt_rotate': { type: 'boolean', default: false, description: 'Allow booting with a salt other than the one the store was first used with.' },
+  'auth.enabled_methods': { type: 'string[]', default: ['magic_link', 'passkey'], oneOf: AUTH_METHODS, description: 'Sign-in methods offered.' },
+  'auth.open_signup': { type: 'boolean', default: true, description: 'Unknown addresses may sign up; off makes the deployment invite-only.' },
+  'auth.service_name': { type: 'string', default: 'keepwatch', description: 'Value cookie-authenticated mutations must send in `X-Requested-With`.' },
+  'auth.session_cookie_name': { type: 'string', default: '_sm_session', description: 'Session cookie name.' },
+  'auth.token_cache_ttl_secs': { type: 'integer', default: 30, min: 1, description: 'How long a verified API token is trusted without another argon2 check.' },
+  'auth.magic_link.expiry_minutes': { type: 'integer', default: 15, min: 1, description: 'Magic-link lifetime.' },
+  'auth.magic_link.rate_limit_seconds': { type: 'integer', default: 60, min: 0, description: 'One outgoing magic-link mail per address per window; 0 disables.' },
+  'auth.gitlab.base_url': { type: 'string', description: 'https origin of the self-hosted forge (provider `forge_d`).' },
+  'operator.secret': { type: 'string', secret: true, description: 'Bearer secret of the operator surface; unset and `operator.auto_secret` off means the surface is 404.' },
+  'operator.auto_secret': { type: 'boolean', default: true, description: 'When `operator.secret` is unset, generate one into `data_dir/operator-secret` (mode 0600).' },
+  'mail.smtp_url': { type: 'string', secret: true, description: 'SMTP server (smtp://host:port); unset writes outgoing mail to the log.' },
+  'mail.from': { type: 'string', default: 'Keepwatch <keepwatch@localhost>', description: 'Sender of outgoing mail.' },
+  'abuse.hot_reload_enabled': { type: 'boolean', default: false, description: 'SIGHUP re-reads the deny-lists.' },
+  'rate_limit.sync_interval_ms': { type: 'integer', default: 1000, min: 1, description: 'How often a node shares its rate-budget counts through the store.' },
+};
+
+/** `plans.<plan>.<column>` keys let a self-hoster change a seeded plan; applied at every boot. */
+function planKeys(): Record<string, KeySpec> {
+  const keys: Record<string, KeySpec> = {};
+  for (const plan of PLAN_IDS) {
+    for (const column of PLAN_NUMERIC_COLUMNS) {
+      keys[`plans.${plan}.${column}`] = { type: 'integer', min: 1, description: `Override of \`${column}\` on plan \`${plan}\`.` };
+    }
+  }
+  return keys;
+}
+
+export const CONFIG_KEYS: Readonly<Record<string, KeySpec>> = Object.freeze({ ...BASE_KEYS, ...planKeys() });
+
+/** `security.allow_private_targets` -> `KEEPWATCH_SECURITY__ALLOW_PRIVATE_TARGETS` (CONTRACT.md). */
+export function envNameOf(key: string): string {
+  return 'KEEPWATCH_' + key.toUpperCase().replaceAll('.', '__');
+}
+
+/** Environment variables that steer the loader itself and are not keys. */
+export const LOADER_ENV = ['KEEPWATCH_CONFIG'] as const;

@@ -1,0 +1,80 @@
+// One executor interface over both stores: embedded PGlite and PostgreSQL through `pg`.
+import { mkdirSync } from 'node:fs';
+import pg from 'pg';
+import { PGlite } from '@electric-sql/pglite';
+
+export type Row = Record<string, unknown>;
+
+export interface Executor {
+  query<T = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Db extends Executor {
+  readonly kind: 'pglite' | 'pg';
+  /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
+  transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+// int8 counts arrive as strings from `pg`; every int8 we store fits a double.
+const INT8_OID = 20;
+const pgTypes = {
+  getTypeParser: (oid: number, format?: string) =>
+    oid === INT8_OID ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text'),
+};
+
+export function openPostgres(url: string, max = 10): Db {
+  const pool = new pg.Pool({ connectionString: url, max, types: pgTypes, idleTimeoutMillis: 10_000 });
+  // An idle client losing its server must not crash the process; the next query reports it.
+  pool.on('error', () => {});
+  return {
+    kind: 'pg',
+    async query<T>(sql: string, params?: readonly unknown[]) {
+      return (await pool.query(sql, params as unknown[])).rows as T[];
+    },
+    async transaction(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await fn({
+          query: async <T>(sql: string, p?: readonly unknown[]) => (await client.query(sql, p as unknown[])).rows as T[],
+          exec: async (sql) => void (await client.query(sql)),
+        });
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+    exec: async (sql) => void (await pool.query(sql)),
+    close: () => pool.end(),
+  };
+}
+
+export interface PgliteOptions {
+  /** Directory of the data files; omitted means in memory. */
+  dataDir?: string;
+  /** A dump (from `dumpDataDir`) to start from: tests start from a migrated template. */
+  loadDataDir?: Blob | File;
+}
+
+export async function openPglite(options: PgliteOptions = {}): Promise<Db & { pglite: PGlite }> {
+  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  const pglite = await PGlite.create(options.dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
+  // Every query is one statement; JSON and timestamps arrive parsed like `pg` does.
+  const run = async <T>(q: Pick<PGlite, 'query'>, sql: string, params?: readonly unknown[]) =>
+    (await q.query<T>(sql, params as unknown[])).rows;
+  return {
+    kind: 'pglite',
+    pglite,
+    query: (sql, params) => run(pglite, sql, params),
+    exec: async (sql) => void (await pglite.exec(sql)),
+    transaction: (fn) => pglite.transaction((tx) => fn({ query: (sql, params) => run(tx, sql, params), exec: async (sql) => void (await tx.exec(sql)) })),
+    close: () => pglite.close(),
+  };
+}

@@ -1,0 +1,35 @@
+// REST conventions of monitoring-api.md: JSON content type on bodies, Cache-Control by method and route.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError } from '../shared/errors.js';
+
+const MUTATIONS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const JSON_TYPE = /^application\/json\s*(;|$)/i;
+
+/** Conventions 6: every /api/v1 response; operator responses are never cached either. */
+export function cacheControlFor(method: string, url: string): string | undefined {
+  const path = url.split('?', 1)[0]!;
+  if (path.startsWith('/operator/')) return 'no-store';
+  if (!path.startsWith('/api/v1/')) return undefined;
+  if (MUTATIONS.has(method)) return 'no-store';
+  if (path === '/api/v1/dashboard/summary') return 'private, max-age=5';
+  return 'private, max-age=10';
+}
+
+export function installConventions(app: FastifyInstance): void {
+  // Fastify parses text/plain by default; the API takes JSON only, anything else is 415.
+  app.removeContentTypeParser('text/plain');
+
+  // A route with a body schema needs a JSON body, also when the client sent none at all.
+  app.addHook('preValidation', async (request: FastifyRequest) => {
+    if (!request.routeOptions.schema?.body || !MUTATIONS.has(request.method)) return;
+    if (!JSON_TYPE.test(request.headers['content-type'] ?? '')) {
+      throw new AppError(415, 'INVALID_CONTENT_TYPE', 'send the body as Content-Type: application/json');
+    }
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const value = cacheControlFor(request.method, request.url);
+    if (value) reply.header('cache-control', value);
+    return payload;
+  });
+}

@@ -1,0 +1,54 @@
+// Maps every error to the CONTRACT.md envelope: {"error": {"code", "message", "field"?, ...}}.
+// A 5xx logs its cause and answers a fixed message.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, type ErrorCode } from '../shared/errors.js';
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; field?: string; quota?: string; allowed?: string[] };
+}
+
+export function errorBody(err: AppError): ErrorBody {
+  const { field, quota, allowed } = err.extra;
+  return { error: { code: err.code, message: err.message, ...(field !== undefined && { field }), ...(quota && { quota }), ...(allowed && { allowed }) } };
+}
+
+/** Fastify's own errors, by code, as the spec's. */
+function fromFastify(err: FastifyError): AppError | undefined {
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new AppError(415, 'INVALID_CONTENT_TYPE', 'send the body as Content-Type: application/json');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError(400, 'INVALID_JSON', 'the body is empty; send a JSON object');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_TYPE':
+      return new AppError(400, 'INVALID_JSON', 'the body is not valid JSON');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError(413, 'PAYLOAD_TOO_LARGE', 'the body is too large');
+    case 'FST_ERR_NOT_FOUND':
+      return new AppError(404, 'NOT_FOUND', 'route not found');
+  }
+  // JSON.parse errors (including prototype poisoning) surface as SyntaxError with a 400 status.
+  if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON|__proto__|constructor/i.test(err.message))) {
+    return new AppError(400, 'INVALID_JSON', 'the body is not valid JSON');
+  }
+  if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+    return new AppError(err.statusCode, err.statusCode === 404 ? 'NOT_FOUND' : 'VALIDATION_FAILED', err.message);
+  }
+  return undefined;
+}
+
+export function sendError(reply: FastifyReply, err: AppError): FastifyReply {
+  if (err.extra.retryAfter !== undefined) reply.header('retry-after', String(err.extra.retryAfter));
+  return reply.code(err.status).type('application/json; charset=utf-8').send(errorBody(err));
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const known = err instanceof AppError ? err : fromFastify(err);
+    if (known) return sendError(reply, known);
+    request.log.error({ err }, 'unhandled error');
+    return sendError(reply, new AppError(500, 'INTERNAL', 'internal error'));
+  });
+  app.setNotFoundHandler((_request, reply) => sendError(reply, new AppError(404, 'NOT_FOUND', 'route not found')));
+}

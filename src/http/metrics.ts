@@ -1,0 +1,31 @@
+// Prometheus metrics: request counts and latencies by route, on their own listener.
+import Fastify, { type FastifyInstance } from 'fastify';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({ name: 'keepwatch_http_requests_total', help: 'HTTP requests by route, method and status', labelNames: ['method', 'route', 'status'], registers: [this.registry] });
+  readonly latency = new Histogram({
+    name: 'keepwatch_http_request_duration_seconds', help: 'HTTP request latency by route', labelNames: ['method', 'route'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'keepwatch_' });
+  }
+
+  /** Records every request of `app` under its route pattern (never the raw URL: ids would explode the label set). */
+  instrument(app: FastifyInstance): void {
+    app.addHook('onResponse', async (request, reply) => {
+      const route = request.routeOptions.url ?? 'unmatched';
+      this.requests.inc({ method: request.method, route, status: reply.statusCode });
+      this.latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    });
+  }
+
+  server(): FastifyInstance {
+    const app = Fastify({ logger: false });
+    app.get('/metrics', async (_request, reply) => reply.type(this.registry.contentType).send(await this.registry.metrics()));
+    return app;
+  }
+}

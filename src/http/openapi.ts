@@ -1,0 +1,35 @@
+// OpenAPI 3.1 from the route schemas (`GET /api/openapi.json`) and the explorer at `/docs`,
+// served from the installed swagger-ui assets (no CDN).
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import { ErrorSchema } from './route.js';
+
+export async function installOpenApi(app: FastifyInstance, version: string): Promise<void> {
+  app.addSchema(ErrorSchema);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Keepwatch API',
+        version,
+        description: [
+          'Uptime monitoring with public status pages. Every `/api/v1` request needs `Authorization: Bearer sm_live_...`;',
+          'a token not bound to an org names one with `X-Service-Org: <slug>`.',
+          'Errors are `{"error": {"code", "message", "field"?}}`. Lists are `{"<plural>": [...], "total", "limit", "offset"}`.',
+          'Bodies are strict: an unknown or read-only key is 422 `INVALID_JSON` naming its path and listing the accepted keys.',
+          'Rate budgets are per plan and minute, counted for the account and then the user; 429 `RATE_LIMITED` carries `Retry-After`.',
+        ].join('\n'),
+      },
+      components: {
+        securitySchemes: {
+          apiToken: { type: 'http', scheme: 'bearer', description: 'API token `sm_live_...`; the requirement lists the scope a route needs.' },
+          operatorSecret: { type: 'http', scheme: 'bearer', description: 'The operator secret (`operator.secret`).' },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string | undefined) ?? `def-${i}` },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
+  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+}

@@ -1,0 +1,110 @@
+// One way to declare a route: its auth, scope, schemas and documented errors in one place,
+// so validation, serialization and the OpenAPI document cannot drift apart.
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import type { Scope } from '../identity/scopes.js';
+import { ERROR_CODES } from '../shared/errors.js';
+import type { RouteAuth } from './route-config.js';
+
+export const ErrorSchema = Type.Object({
+  error: Type.Object({
+    code: Type.String({ enum: [...ERROR_CODES] }),
+    message: Type.String(),
+    field: Type.Optional(Type.String({ description: 'The input at fault, as a path such as `check.steps[1].selector`.' })),
+    quota: Type.Optional(Type.String({ description: 'With QUOTA_EXCEEDED: the plan column.' })),
+    allowed: Type.Optional(Type.Array(Type.String(), { description: 'With an unknown key: the keys its object accepts.' })),
+  }),
+}, { $id: 'Error', description: 'The error envelope of every 4xx and 5xx answer.' });
+
+const ERROR_TEXT: Record<number, string> = {
+  400: 'Invalid input (`VALIDATION_FAILED`, `INVALID_JSON` or a domain code) with `field`.',
+  401: '`UNAUTHENTICATED` (missing, malformed, unknown, revoked or expired token) or `TOKEN_AUDIENCE`.',
+  403: '`INSUFFICIENT_SCOPE`, `ORG_HEADER_MISMATCH` or a plan feature that is off.',
+  404: '`NOT_FOUND`: unknown route, unknown or foreign id.',
+  409: 'Conflict with the current state.',
+  413: 'Too many items or too large a body.',
+  415: '`INVALID_CONTENT_TYPE`: the body must be `application/json`.',
+  422: '`INVALID_JSON` for an unknown or read-only key (with `field` and `allowed`), `QUOTA_EXCEEDED` (with `quota`), or a domain code.',
+  429: '`RATE_LIMITED`: the plan\'s rate budget is used up; see `Retry-After`.',
+};
+
+/** The request as a handler sees it: body, query and params typed by their schemas. */
+type Req<B extends TSchema, Q extends TSchema, P extends TSchema> =
+  Omit<FastifyRequest, 'body' | 'query' | 'params'> & { body: Static<B>; query: Static<Q>; params: Static<P> };
+
+export interface RouteSpec<B extends TSchema, Q extends TSchema, P extends TSchema> {
+  method: HTTPMethods;
+  url: string;
+  auth: RouteAuth;
+  scope?: Scope;
+  /** `user` routes act inside one org unless this is false. */
+  orgScoped?: boolean;
+  summary: string;
+  description?: string;
+  tags: string[];
+  body?: B;
+  querystring?: Q;
+  params?: P;
+  /** Success responses by status. */
+  response: Record<number, TSchema | null>;
+  /** Error statuses beyond the ones implied by auth and input. */
+  errors?: number[];
+  bodyLimit?: number;
+  handler: (request: Req<B, Q, P>, reply: FastifyReply) => Promise<unknown>;
+}
+
+export function addRoute<B extends TSchema = TSchema, Q extends TSchema = TSchema, P extends TSchema = TSchema>(app: FastifyInstance, spec: RouteSpec<B, Q, P>): void {
+  const errors = new Set(spec.errors ?? []);
+  if (spec.body || spec.querystring) errors.add(400);
+  if (spec.body) { errors.add(415); errors.add(422); }
+  if (spec.auth === 'user') { errors.add(401); errors.add(429); if (spec.scope || spec.orgScoped !== false) errors.add(403); }
+  if (spec.auth === 'user' && spec.orgScoped !== false) errors.add(400);
+  if (spec.auth === 'operator' || spec.params) errors.add(404);
+
+  const response: Record<number, unknown> = {};
+  for (const [status, schema] of Object.entries(spec.response)) {
+    response[Number(status)] = schema ?? { type: 'null', description: 'No content.' };
+  }
+  for (const status of [...errors].sort()) response[status] = { $ref: 'Error#', description: ERROR_TEXT[status] ?? 'Error.' };
+
+  app.route({
+    method: spec.method,
+    url: spec.url,
+    bodyLimit: spec.bodyLimit,
+    config: { auth: spec.auth, scope: spec.scope, orgScoped: spec.orgScoped },
+    schema: {
+      summary: spec.summary,
+      description: describe(spec),
+      tags: spec.tags,
+      ...(spec.auth === 'user' && { security: [{ apiToken: spec.scope ? [spec.scope] : [] }] }),
+      ...(spec.auth === 'operator' && { security: [{ operatorSecret: [] }] }),
+      ...(spec.auth === 'user' && spec.orgScoped !== false && { headers: OrgHeader }),
+      ...(spec.body && { body: spec.body }),
+      ...(spec.querystring && { querystring: spec.querystring }),
+      ...(spec.params && { params: spec.params }),
+      response,
+    },
+    handler: spec.handler as unknown as (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
+  });
+}
+
+const OrgHeader = Type.Object({
+  'x-service-org': Type.Optional(Type.String({
+    description: 'Slug of the org to act in. Optional for a token bound to an org (must then name it); required otherwise.',
+  })),
+});
+
+function describe(spec: { description?: string; auth: RouteAuth; scope?: Scope }): string {
+  const lines = [spec.description ?? ''];
+  if (spec.auth === 'user') lines.push(`Requires an API token${spec.scope ? ` with scope \`${spec.scope}\`` : ''}.`);
+  if (spec.auth === 'operator') lines.push('Operator surface: `Authorization: Bearer <operator.secret>`; 404 without it.');
+  if (spec.auth === 'public') lines.push('No authentication.');
+  return lines.filter(Boolean).join('\n\n');
+}
+
+export const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) });
+
+export const Pagination = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+};

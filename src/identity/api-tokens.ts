@@ -1,0 +1,151 @@
+// API tokens (service-api.md, "API token auth"): `sm_live_` + 32 random bytes, stored as an argon2id
+// hash plus the first 16 characters for lookup, shown once.
+import { hash, verify } from '@node-rs/argon2';
+import type { Db, Executor } from '../db/db.js';
+import { AppError, quotaExceeded } from '../shared/errors.js';
+import { newId, randomToken, sha256 } from '../shared/ids.js';
+import type { Clock } from '../shared/context.js';
+
+export const TOKEN_PREFIX = 'sm_live_';
+const TOKEN_RE = /^sm_live_[A-Za-z0-9_-]{43}$/;
+export const LOOKUP_PREFIX_LENGTH = 16;
+const LAST_USED_DEBOUNCE_MS = 60_000;
+const CACHE_MAX_ENTRIES = 10_000;
+
+export interface TokenRow {
+  id: string;
+  user_id: string;
+  org_id: string | null;
+  name: string;
+  prefix: string;
+  token_hash: string;
+  scopes: string[];
+  audience: string | null;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  created_at: Date;
+}
+
+export interface TokenPrincipal {
+  tokenId: string;
+  userId: string;
+  boundOrgId: string | null;
+  scopes: ReadonlySet<string>;
+  audience: string | null;
+  expiresAt: Date | null;
+}
+
+export interface NewToken {
+  userId: string;
+  name: string;
+  scopes: string[];
+  orgId: string | null;
+  expiresInDays: number | null;
+  audience?: string | null;
+  /** `max_api_tokens_per_user` of the user's plan; null is unlimited. */
+  limit: number | null;
+}
+
+export interface MintedToken { row: TokenRow; token: string }
+
+/** Mints a token; the per-user cap is counted inside the insert under a per-user lock. */
+export async function createApiToken(db: Db, clock: Clock, input: NewToken): Promise<MintedToken> {
+  const token = TOKEN_PREFIX + randomToken(32);
+  const tokenHash = await hash(token);
+  const expiresAt = input.expiresInDays ? new Date(clock.now().getTime() + input.expiresInDays * 86_400_000) : null;
+  const row = await db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 7))', [input.userId]);
+    const rows = await tx.query<TokenRow>(
+      `INSERT INTO api_tokens (id, user_id, org_id, name, prefix, token_hash, scopes, audience, expires_at, created_at)
+       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
+       WHERE $11::integer IS NULL OR (SELECT count(*) FROM api_tokens
+         WHERE user_id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $10)) < $11::integer
+       RETURNING *`,
+      [newId(), input.userId, input.orgId, input.name, token.slice(0, LOOKUP_PREFIX_LENGTH), tokenHash, input.scopes,
+        input.audience ?? null, expiresAt, clock.now(), input.limit],
+    );
+    if (!rows[0]) throw quotaExceeded('max_api_tokens_per_user', input.limit);
+    return rows[0];
+  });
+  return { row, token };
+}
+
+export async function countLiveTokens(db: Executor, userId: string, now: Date): Promise<number> {
+  const [row] = await db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM api_tokens WHERE user_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)',
+    [userId, now]);
+  return row?.n ?? 0;
+}
+
+export type TokenFailure = 'malformed_token' | 'invalid_token' | 'token_expired';
+
+export class TokenAuthError extends AppError {
+  constructor(readonly reason: TokenFailure, readonly tokenId?: string, readonly userId?: string) {
+    super(401, 'UNAUTHENTICATED', reason === 'token_expired' ? 'the API token has expired' : 'the API token is not valid');
+  }
+}
+
+/**
+ * Verifies bearer tokens. argon2id costs tens of milliseconds by design, so a verified token is
+ * remembered for `ttlMs`, keyed by a SHA-256 of the whole token (never by its prefix alone).
+ * A revoked token stays usable on another node for at most `ttlMs`; revoking on this node forgets it at once.
+ */
+export class TokenVerifier {
+  private readonly cache = new Map<string, { principal: TokenPrincipal; until: number }>();
+  private readonly lastUsedWrites = new Map<string, number>();
+
+  constructor(private readonly db: Db, private readonly clock: Clock, private readonly ttlMs: number) {}
+
+  /** Returns the principal and whether argon2 ran (a fresh verification, not a cached one). */
+  async verify(raw: string): Promise<{ principal: TokenPrincipal; fresh: boolean }> {
+    if (!TOKEN_RE.test(raw)) throw new TokenAuthError('malformed_token');
+    const now = this.clock.now().getTime();
+    const key = sha256(raw);
+    const cached = this.cache.get(key);
+    if (cached && cached.until > now) {
+      this.checkExpiry(cached.principal, now);
+      return { principal: cached.principal, fresh: false };
+    }
+    const principal = await this.verifyInStore(raw);
+    this.checkExpiry(principal, now);
+    if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(key, { principal, until: now + this.ttlMs });
+    return { principal, fresh: true };
+  }
+
+  /** Drops cached verifications of a token (revocation, rescoping). */
+  forget(tokenId: string): void {
+    for (const [key, entry] of this.cache) if (entry.principal.tokenId === tokenId) this.cache.delete(key);
+  }
+
+  /** `last_used_at` moves at most once a minute per token, on this node and in the store. */
+  touch(tokenId: string): void {
+    const now = this.clock.now();
+    const last = this.lastUsedWrites.get(tokenId) ?? 0;
+    if (now.getTime() - last < LAST_USED_DEBOUNCE_MS) return;
+    this.lastUsedWrites.set(tokenId, now.getTime());
+    this.db.query(
+      `UPDATE api_tokens SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $2 - interval '60 seconds')`,
+      [tokenId, now],
+    ).catch(() => this.lastUsedWrites.delete(tokenId));
+  }
+
+  private async verifyInStore(raw: string): Promise<TokenPrincipal> {
+    const [row] = await this.db.query<TokenRow>(
+      'SELECT * FROM api_tokens WHERE prefix = $1', [raw.slice(0, LOOKUP_PREFIX_LENGTH)]);
+    if (!row || !(await verify(row.token_hash, raw))) throw new TokenAuthError('invalid_token');
+    if (row.revoked_at) throw new TokenAuthError('invalid_token', row.id, row.user_id);
+    return {
+      tokenId: row.id,
+      userId: row.user_id,
+      boundOrgId: row.org_id,
+      scopes: new Set(row.scopes),
+      audience: row.audience,
+      expiresAt: row.expires_at,
+    };
+  }
+
+  private checkExpiry(p: TokenPrincipal, now: number): void {
+    if (p.expiresAt && p.expiresAt.getTime() <= now) throw new TokenAuthError('token_expired', p.tokenId, p.userId);
+  }
+}

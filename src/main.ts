@@ -1,0 +1,63 @@
+// CLI entry: keepwatch serve | migrate | admin ...
+import { ConfigError, loadConfig } from './config/load.js';
+import { migrate } from './db/migrate.js';
+import { adminUsage, runAdmin } from './operator/cli.js';
+import { createLogger, openStore } from './services.js';
+import { serve } from './server.js';
+
+const USAGE = `usage: keepwatch <command> [--config PATH]
+
+  serve     run the API, scheduler and workers
+  migrate   apply pending database migrations and exit
+  admin     operator commands over HTTP (keepwatch admin --help)`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const configPath = takeConfigFlag(rest);
+  if (!command || command === '--help' || command === 'help') {
+    process.stdout.write(USAGE + '\n');
+    return command ? 0 : 2;
+  }
+  const config = loadConfig({ configPath });
+  switch (command) {
+    case 'serve':
+      await serve(config);
+      return 0;
+    case 'migrate': {
+      const db = await openStore(config);
+      try {
+        const applied = await migrate(db);
+        createLogger(config).info({ applied }, applied.length ? 'migrations applied' : 'no pending migrations');
+      } finally {
+        await db.close();
+      }
+      return 0;
+    }
+    case 'admin':
+      if (rest[0] === '--help') {
+        process.stdout.write(adminUsage() + '\n');
+        return 0;
+      }
+      return runAdmin(rest, config);
+    default:
+      process.stderr.write(`unknown command ${command}\n${USAGE}\n`);
+      return 2;
+  }
+}
+
+/** Removes `--config PATH` from `args` wherever it stands. */
+function takeConfigFlag(args: string[]): string | undefined {
+  const i = args.findIndex((a) => a === '--config' || a.startsWith('--config='));
+  if (i < 0) return undefined;
+  const [flag] = args.splice(i, 1);
+  return flag!.includes('=') ? flag!.slice('--config='.length) : args.splice(i, 1)[0];
+}
+
+main(process.argv.slice(2)).then(
+  (code) => { if (code !== 0) process.exitCode = code; },
+  (err: unknown) => {
+    process.stderr.write(err instanceof ConfigError ? `${err.message}\n` : `${(err as Error).stack ?? String(err)}\n`);
+    process.exitCode = 1;
+  },
+);
+

@@ -1,0 +1,102 @@
+// `keepwatch admin ...`: the operator surface over HTTP (an embedded store admits one process at a
+// time, so the CLI talks to the running server). The secret comes from configuration or from the
+// file a zero-config server generated into `data_dir`.
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { cfg, type Config } from '../config/load.js';
+import { OPERATOR_SECRET_FILE, readSecretFile } from '../config/secrets.js';
+
+interface Command {
+  usage: string;
+  options: Record<string, { type: 'string' | 'boolean' }>;
+  required: string[];
+  request: (o: Record<string, string | boolean | undefined>) => { method: string; path: string; body?: unknown };
+}
+
+const list = (s: unknown): string[] => String(s ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+const int = (s: unknown): number | undefined => (s === undefined ? undefined : Number(s));
+
+const COMMANDS: Record<string, Command> = {
+  'create-user': {
+    usage: '--email EMAIL [--plan PLAN] [--org-name NAME]',
+    options: { email: { type: 'string' }, plan: { type: 'string' }, 'org-name': { type: 'string' } },
+    required: ['email'],
+    request: (o) => ({ method: 'POST', path: '/operator/users', body: { email: o.email, plan_id: o.plan, org_name: o['org-name'] } }),
+  },
+  'create-token': {
+    usage: '--user-id ID --name NAME --scopes a:read,b:write|full_access [--org-id ID] [--expires-in-days N]',
+    options: { 'user-id': { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' }, 'org-id': { type: 'string' }, 'expires-in-days': { type: 'string' } },
+    required: ['user-id', 'name', 'scopes'],
+    request: (o) => ({ method: 'POST', path: `/operator/users/${o['user-id']}/api-tokens`, body: { name: o.name, scopes: list(o.scopes), org_id: o['org-id'], expires_in_days: int(o['expires-in-days']) } }),
+  },
+  'set-plan': {
+    usage: '--account-id ID --plan PLAN --reason TEXT [--fallback PLAN]',
+    options: { 'account-id': { type: 'string' }, plan: { type: 'string' }, reason: { type: 'string' }, fallback: { type: 'string' } },
+    required: ['account-id', 'plan', 'reason'],
+    request: (o) => ({ method: 'PUT', path: `/operator/accounts/${o['account-id']}/plan`, body: { plan_id: o.plan, reason: o.reason, fallback_plan_id: o.fallback } }),
+  },
+  'set-overrides': {
+    usage: '--account-id ID --caps \'{"max_targets":500}\' --reason TEXT [--expires-at RFC3339]',
+    options: { 'account-id': { type: 'string' }, caps: { type: 'string' }, reason: { type: 'string' }, 'expires-at': { type: 'string' } },
+    required: ['account-id', 'caps', 'reason'],
+    request: (o) => ({ method: 'PUT', path: `/operator/accounts/${o['account-id']}/overrides`, body: { caps: JSON.parse(String(o.caps)), reason: o.reason, expires_at: o['expires-at'] } }),
+  },
+  'clear-overrides': {
+    usage: '--account-id ID',
+    options: { 'account-id': { type: 'string' } },
+    required: ['account-id'],
+    request: (o) => ({ method: 'DELETE', path: `/operator/accounts/${o['account-id']}/overrides` }),
+  },
+  'list-regions': { usage: '', options: {}, required: [], request: () => ({ method: 'GET', path: '/operator/regions' }) },
+  'create-region': {
+    usage: '--id ID --name NAME [--city C] [--country-code CC] [--continent C] [--default-selected] [--flow-capable]',
+    options: { id: { type: 'string' }, name: { type: 'string' }, city: { type: 'string' }, 'country-code': { type: 'string' }, continent: { type: 'string' }, 'default-selected': { type: 'boolean' }, 'flow-capable': { type: 'boolean' } },
+    required: ['id', 'name'],
+    request: (o) => ({ method: 'POST', path: '/operator/regions', body: { id: o.id, name: o.name, city: o.city, country_code: o['country-code'], continent: o.continent, default_selected: o['default-selected'], flow_capable: o['flow-capable'] } }),
+  },
+  'enable-region': { usage: '--id ID', options: { id: { type: 'string' } }, required: ['id'], request: (o) => ({ method: 'PATCH', path: `/operator/regions/${o.id}`, body: { enabled: true } }) },
+  'disable-region': { usage: '--id ID', options: { id: { type: 'string' } }, required: ['id'], request: (o) => ({ method: 'PATCH', path: `/operator/regions/${o.id}`, body: { enabled: false } }) },
+  'list-agents': { usage: '', options: {}, required: [], request: () => ({ method: 'GET', path: '/operator/agents' }) },
+  'create-agent': {
+    usage: '--region-id ID --name NAME',
+    options: { 'region-id': { type: 'string' }, name: { type: 'string' } },
+    required: ['region-id', 'name'],
+    request: (o) => ({ method: 'POST', path: '/operator/agents', body: { region_id: o['region-id'], name: o.name } }),
+  },
+  'delete-agent': { usage: '--id ID', options: { id: { type: 'string' } }, required: ['id'], request: (o) => ({ method: 'DELETE', path: `/operator/agents/${o.id}` }) },
+};
+
+export function adminUsage(): string {
+  return ['keepwatch admin <command> [--url http://host:port] [options]', '', ...Object.entries(COMMANDS).map(([name, c]) => `  ${name} ${c.usage}`)].join('\n');
+}
+
+/** Returns the process exit code. */
+export async function runAdmin(args: string[], config: Config, out: (s: string) => void = (s) => process.stdout.write(s + '\n')): Promise<number> {
+  const [name, ...rest] = args;
+  const command = name ? COMMANDS[name] : undefined;
+  if (!command) {
+    out(adminUsage());
+    return name ? 2 : 0;
+  }
+  const values = parseArgs({ args: rest, options: { ...command.options, url: { type: 'string' } }, strict: true }).values as Record<string, string | boolean | undefined>;
+  const missing = command.required.filter((k) => values[k] === undefined);
+  if (missing.length) {
+    out(`missing --${missing.join(', --')}\nusage: keepwatch admin ${name} ${command.usage}`);
+    return 2;
+  }
+  const secret = cfg.optStr(config, 'operator.secret') ?? readSecretFile(resolve(cfg.str(config, 'data_dir')), OPERATOR_SECRET_FILE);
+  if (!secret) {
+    out(`no operator secret: set operator.secret, or run this where the server's data_dir (${cfg.str(config, 'data_dir')}) is`);
+    return 2;
+  }
+  const base = (values.url as string | undefined) ?? `http://${cfg.str(config, 'http.host')}:${cfg.int(config, 'http.port')}`;
+  const { method, path, body } = command.request(values);
+  const response = await fetch(new URL(path, base), {
+    method,
+    headers: { authorization: `Bearer ${secret}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  out(text ? JSON.stringify(JSON.parse(text), null, 2) : `${response.status}`);
+  return response.ok ? 0 : 1;
+}

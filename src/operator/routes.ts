@@ -1,0 +1,85 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { addRoute } from '../http/route.js';
+import type { Services } from '../services.js';
+import { notFound } from '../shared/errors.js';
+import { isUuid } from '../shared/ids.js';
+import {
+  AccountParams, AccountPlanResult, Agent, CreateAgentBody, CreatedAgent, CreatedToken, CreatedUser, CreateTokenBody,
+  CreateUserBody, OverridesBody, PlanMoveBody, UserParams,
+} from './schema.js';
+import { bootstrapToken, bootstrapUser, clearOverrides, createAgent, moveAccountPlan, setOverrides } from './service.js';
+
+const tags = ['operator'];
+
+export function registerOperatorRoutes(app: FastifyInstance, services: Services): void {
+  addRoute(app, {
+    method: 'PUT', url: '/operator/accounts/:id/plan', auth: 'operator', tags, errors: [409],
+    summary: 'Put an account on a catalog plan',
+    description: '409 `SUBSCRIPTION_STATE` for a different plan while the account holds a paid subscription; naming only the fallback is accepted. Holds reconcile at once.',
+    params: AccountParams, body: PlanMoveBody, response: { 200: AccountPlanResult },
+    handler: async (request) => moveAccountPlan(services, request.params.id, request.body),
+  });
+
+  addRoute(app, {
+    method: 'PUT', url: '/operator/accounts/:id/overrides', auth: 'operator', tags,
+    summary: "Replace an account's cap overrides",
+    description: 'Unknown column or non-whole value: 400 `PLAN_OVERRIDE_INVALID` for the whole request. A past `expires_at` is refused; after it passes the override stops applying.',
+    params: AccountParams, body: OverridesBody, response: { 200: AccountPlanResult },
+    handler: async (request) => setOverrides(services, request.params.id, request.body),
+  });
+
+  addRoute(app, {
+    method: 'DELETE', url: '/operator/accounts/:id/overrides', auth: 'operator', tags,
+    summary: "Remove an account's overrides",
+    params: AccountParams, response: { 200: AccountPlanResult },
+    handler: async (request) => clearOverrides(services, request.params.id),
+  });
+
+  addRoute(app, {
+    method: 'POST', url: '/operator/users', auth: 'operator', tags, errors: [409],
+    summary: 'Create a verified user who owns a new account and org',
+    body: CreateUserBody, response: { 201: CreatedUser },
+    handler: async (request, reply) => reply.code(201).send(await bootstrapUser(services, request.body)),
+  });
+
+  addRoute(app, {
+    method: 'POST', url: '/operator/users/:user_id/api-tokens', auth: 'operator', tags, errors: [403],
+    summary: 'Mint an API token for a user (shown once)',
+    description: 'Counted against `max_api_tokens_per_user` of the user\'s plan (422 `QUOTA_EXCEEDED`).',
+    params: UserParams, body: CreateTokenBody, response: { 201: CreatedToken },
+    handler: async (request, reply) => reply.code(201).send(await bootstrapToken(services, request.params.user_id, request.body)),
+  });
+
+  addRoute(app, {
+    method: 'POST', url: '/operator/agents', auth: 'operator', tags,
+    summary: 'Register a probe agent for a region (token shown once)',
+    body: CreateAgentBody, response: { 201: CreatedAgent }, errors: [422],
+    handler: async (request, reply) => {
+      const agent = await createAgent(services, request.body);
+      return reply.code(201).header('location', `/operator/agents/${agent.id}`).send(agent);
+    },
+  });
+
+  addRoute(app, {
+    method: 'GET', url: '/operator/agents', auth: 'operator', tags,
+    summary: 'List probe agents',
+    response: { 200: Type.Object({ agents: Type.Array(Agent) }) },
+    handler: async () => {
+      const rows = await services.db.query<{ id: string; region_id: string; name: string; prefix: string; last_seen_at: Date | null; created_at: Date }>(
+        'SELECT id, region_id, name, prefix, last_seen_at, created_at FROM agents ORDER BY created_at, id');
+      return { agents: rows.map((r) => ({ ...r, last_seen_at: r.last_seen_at?.toISOString() ?? null, created_at: r.created_at.toISOString() })) };
+    },
+  });
+
+  addRoute(app, {
+    method: 'DELETE', url: '/operator/agents/:id', auth: 'operator', tags,
+    summary: 'Delete a probe agent; its token stops working at once',
+    params: Type.Object({ id: Type.String() }), response: { 204: null },
+    handler: async (request, reply) => {
+      const deleted = isUuid(request.params.id) && (await services.db.query('DELETE FROM agents WHERE id = $1 RETURNING id', [request.params.id])).length > 0;
+      if (!deleted) throw notFound('agent');
+      return reply.code(204).send();
+    },
+  });
+}

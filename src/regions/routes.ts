@@ -1,0 +1,56 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { addRoute } from '../http/route.js';
+import type { Services } from '../services.js';
+import { AppError, notFound } from '../shared/errors.js';
+import { CreateRegionBody, OperatorRegion, PatchRegionBody, PublicRegion, REGION_ID_PATTERN } from './schema.js';
+import { getRegion, insertRegion, listRegions, updateRegion } from './store.js';
+
+const RegionParams = Type.Object({ id: Type.String({ pattern: REGION_ID_PATTERN }) });
+
+export function registerRegionRoutes(app: FastifyInstance, services: Services): void {
+  addRoute(app, {
+    method: 'GET', url: '/api/v1/regions', auth: 'user', orgScoped: false, tags: ['regions'],
+    summary: 'List enabled probe regions',
+    response: { 200: Type.Object({ regions: Type.Array(PublicRegion) }) },
+    handler: async () => ({ regions: await services.regions.enabled() }),
+  });
+
+  addRoute(app, {
+    method: 'GET', url: '/operator/regions', auth: 'operator', tags: ['operator'],
+    summary: 'List every region, enabled or not',
+    response: { 200: Type.Object({ regions: Type.Array(OperatorRegion) }) },
+    handler: async () => ({ regions: await listRegions(services.db, false) }),
+  });
+
+  addRoute(app, {
+    method: 'POST', url: '/operator/regions', auth: 'operator', tags: ['operator'], errors: [409],
+    summary: 'Create a region', body: CreateRegionBody,
+    response: { 201: OperatorRegion },
+    handler: async (request, reply) => {
+      const region = await insertRegion(services.db, request.body);
+      if (!region) throw new AppError(409, 'REGION_EXISTS', `region ${request.body.id} exists`, { field: 'id' });
+      services.regions.invalidate();
+      return reply.code(201).header('location', `/operator/regions/${region.id}`).send(region);
+    },
+  });
+
+  addRoute(app, {
+    method: 'GET', url: '/operator/regions/:id', auth: 'operator', tags: ['operator'],
+    summary: 'Get a region', params: RegionParams,
+    response: { 200: OperatorRegion },
+    handler: async (request) => (await getRegion(services.db, request.params.id)) ?? Promise.reject(notFound('region')),
+  });
+
+  addRoute(app, {
+    method: 'PATCH', url: '/operator/regions/:id', auth: 'operator', tags: ['operator'],
+    summary: 'Edit a region (name, place, enabled, default_selected, flow_capable)', params: RegionParams, body: PatchRegionBody,
+    response: { 200: OperatorRegion },
+    handler: async (request) => {
+      const region = await updateRegion(services.db, request.params.id, request.body);
+      if (!region) throw notFound('region');
+      services.regions.invalidate();
+      return region;
+    },
+  });
+}

@@ -1,0 +1,27 @@
+// `keepwatch serve`: services, the app, the metrics listener, graceful shutdown.
+import { buildApp } from './app.js';
+import { cfg, type Config } from './config/load.js';
+import { Metrics } from './http/metrics.js';
+import { createServices } from './services.js';
+
+export async function serve(config: Config): Promise<void> {
+  const services = await createServices(config);
+  const metrics = cfg.bool(config, 'metrics.enabled') ? new Metrics() : undefined;
+  const app = await buildApp(services, { metrics });
+  const metricsServer = metrics?.server();
+  await app.listen({ port: cfg.int(config, 'http.port'), host: cfg.str(config, 'http.host') });
+  if (metricsServer) await metricsServer.listen({ port: cfg.int(config, 'metrics.port'), host: cfg.str(config, 'metrics.host') });
+  services.log.info({ store: services.db.kind, data_dir: services.dataDir }, 'keepwatch is serving');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    services.log.info({ signal }, 'shutting down');
+    await app.close();
+    await metricsServer?.close();
+    await services.close();
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+}

@@ -1,0 +1,132 @@
+// Builds the process's shared services from the configuration: store, caches, writers, limiter.
+// One `createServices` serves `keepwatch serve` and the tests.
+import { resolve } from 'node:path';
+import pino, { type Logger } from 'pino';
+import { cfg, ConfigError, type Config } from './config/load.js';
+import { FINGERPRINT_SALT_FILE, OPERATOR_SECRET_FILE, readOrCreateSecret } from './config/secrets.js';
+import { openPglite, openPostgres, type Db } from './db/db.js';
+import { migrate } from './db/migrate.js';
+import { TokenVerifier } from './identity/api-tokens.js';
+import { Fingerprinter, loginAttemptWriter, type LoginAttempt } from './identity/login-attempts.js';
+import { OrgDirectory } from './orgs/directory.js';
+import { PlanService, seedPlans } from './plans/service.js';
+import { quotaEventWriter, type QuotaEvent } from './plans/quota-events.js';
+import { RateLimiter } from './plans/rate-budget.js';
+import { RegionCatalog } from './regions/catalog.js';
+import type { BatchWriter } from './shared/batch-writer.js';
+import { systemClock, type Clock } from './shared/context.js';
+import { sha256 } from './shared/ids.js';
+
+export interface Services {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  dataDir: string;
+  tokens: TokenVerifier;
+  orgs: OrgDirectory;
+  plans: PlanService;
+  regions: RegionCatalog;
+  rateLimiter: RateLimiter;
+  loginAttempts: BatchWriter<LoginAttempt>;
+  quotaEvents: BatchWriter<QuotaEvent>;
+  fingerprint: Fingerprinter;
+  /** null: the operator surface answers 404. */
+  operatorSecret: string | null;
+  /** Stops timers and flushes buffered writes; closes the store when it was opened here. */
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  clock?: Clock;
+  log?: Logger;
+  /** A store opened by the caller (tests); otherwise opened from the configuration and closed by `close()`. */
+  db?: Db;
+}
+
+export function createLogger(config: Config): Logger {
+  return pino({
+    level: cfg.str(config, 'log.level'),
+    // Secrets never reach a log line, whatever a caller passes.
+    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.token', '*.secret'], censor: '[redacted]' },
+  });
+}
+
+export async function openStore(config: Config): Promise<Db> {
+  const url = cfg.optStr(config, 'database_url');
+  return url ? openPostgres(url) : openPglite({ dataDir: resolve(cfg.str(config, 'data_dir'), 'pg') });
+}
+
+export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
+  const log = options.log ?? createLogger(config);
+  const clock = options.clock ?? systemClock;
+  const dataDir = resolve(cfg.str(config, 'data_dir'));
+  const db = options.db ?? (await openStore(config));
+  try {
+    await prepareStore(db, config, dataDir, log);
+  } catch (err) {
+    if (!options.db) await db.close();
+    throw err;
+  }
+  const fingerprint = new Fingerprinter(fingerprintSalt(config, dataDir));
+  await checkSaltUnchanged(db, config, fingerprint);
+  const cacheTtlMs = cfg.int(config, 'auth.token_cache_ttl_secs') * 1000;
+  const rateLimiter = new RateLimiter(db, clock, log, cfg.int(config, 'rate_limit.sync_interval_ms'));
+  rateLimiter.start();
+  const loginAttempts = loginAttemptWriter(db, fingerprint, log);
+  const quotaEvents = quotaEventWriter(db, fingerprint, log);
+  return {
+    config, db, clock, log, dataDir, fingerprint, rateLimiter, loginAttempts, quotaEvents,
+    tokens: new TokenVerifier(db, clock, cacheTtlMs),
+    orgs: new OrgDirectory(db, clock, cacheTtlMs),
+    plans: new PlanService(db, clock, cfg.int(config, 'plan_cache_ttl_secs') * 1000, cfg.str(config, 'deployment.mode') === 'self_hosted'),
+    regions: new RegionCatalog(db, clock),
+    operatorSecret: operatorSecret(config, dataDir, log),
+    async close() {
+      await rateLimiter.stop();
+      await Promise.all([loginAttempts.flush(), quotaEvents.flush()]);
+      if (!options.db) await db.close();
+    },
+  };
+}
+
+/** Migrations, the plan catalog and first-run settings. */
+export async function prepareStore(db: Db, config: Config, _dataDir: string, log: Logger): Promise<void> {
+  const applied = await migrate(db);
+  if (applied.length) log.info({ applied }, 'migrations applied');
+  const planValues = Object.fromEntries(Object.entries(config).filter(([k, v]) => k.startsWith('plans.') && v !== undefined)) as Record<string, number>;
+  await seedPlans(db, planValues);
+  // default_plan applies only at first-run seeding: later edits do not move the install's default.
+  await db.query(`INSERT INTO settings (key, value) VALUES ('default_plan', $1) ON CONFLICT (key) DO NOTHING`,
+    [JSON.stringify(cfg.str(config, 'default_plan'))]);
+}
+
+function fingerprintSalt(config: Config, dataDir: string): string {
+  return cfg.optStr(config, 'auth.fingerprint_salt') ?? readOrCreateSecret(dataDir, FINGERPRINT_SALT_FILE).value;
+}
+
+/** Rotating the salt orphans every stored hash, so it refuses to boot without the explicit override. */
+async function checkSaltUnchanged(db: Db, config: Config, fingerprint: Fingerprinter): Promise<void> {
+  const check = JSON.stringify(sha256(fingerprint.hash('keepwatch-salt-check')!));
+  const [row] = await db.query<{ value: string }>(`SELECT value FROM settings WHERE key = 'fingerprint_salt_check'`);
+  if (row && JSON.stringify(row.value) !== check && !cfg.bool(config, 'auth.fingerprint_salt_rotate')) {
+    throw new ConfigError('auth.fingerprint_salt', 'differs from the salt this store was first used with; set auth.fingerprint_salt_rotate = true to rotate it');
+  }
+  await db.query(`INSERT INTO settings (key, value) VALUES ('fingerprint_salt_check', $1)
+    ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`, [check]);
+}
+
+function operatorSecret(config: Config, dataDir: string, log: Logger): string | null {
+  const configured = cfg.optStr(config, 'operator.secret');
+  if (configured) return configured;
+  if (!cfg.bool(config, 'operator.auto_secret')) return null;
+  const { value, created } = readOrCreateSecret(dataDir, OPERATOR_SECRET_FILE);
+  log.info({ file: `${dataDir}/${OPERATOR_SECRET_FILE}` }, created ? 'generated the operator secret' : 'using the operator secret');
+  return value;
+}
+
+/** The install's default plan, as seeded on first run. */
+export async function installDefaultPlan(db: Db): Promise<string> {
+  const [row] = await db.query<{ value: string }>(`SELECT value FROM settings WHERE key = 'default_plan'`);
+  return row?.value ?? 'team';
+}

@@ -1,0 +1,47 @@
+// Buffers rows that must be recorded but must never hold up a response (login attempts,
+// quota events) and writes them in one multi-row insert per flush.
+import type { Logger } from 'pino';
+
+export interface BatchWriterOptions<T> {
+  name: string;
+  write: (rows: T[]) => Promise<void>;
+  log: Logger;
+  /** Longest a row waits in memory. */
+  maxDelayMs?: number;
+  maxBatch?: number;
+}
+
+export class BatchWriter<T> {
+  private rows: T[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: BatchWriterOptions<T>) {}
+
+  push(row: T): void {
+    this.rows.push(row);
+    if (this.rows.length >= (this.options.maxBatch ?? 500)) void this.flush();
+    else this.timer ??= setTimeout(() => void this.flush(), this.options.maxDelayMs ?? 100);
+  }
+
+  /** Writes what is buffered; resolves when every earlier row is written (or failed and logged). */
+  flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const rows = this.rows.splice(0);
+    if (rows.length) {
+      this.inFlight = this.inFlight.then(() =>
+        this.options.write(rows).catch((err) => this.options.log.error({ err, rows: rows.length }, `${this.options.name}: write failed`)));
+    }
+    return this.inFlight;
+  }
+}
+
+/** `($1, $2), ($3, $4)` for `rows` rows of `width` parameters. */
+export function valuesList(rows: number, width: number): string {
+  const out: string[] = [];
+  for (let r = 0; r < rows; r++) {
+    out.push(`(${Array.from({ length: width }, (_, c) => `$${r * width + c + 1}`).join(', ')})`);
+  }
+  return out.join(', ');
+}

@@ -1,0 +1,99 @@
+// A fresh, migrated store per test app: PGlite by default, PostgreSQL when DATABASE_URL is set.
+// PGlite starts from a dump of a migrated template (initdb costs seconds; loading a dump, a fraction);
+// PostgreSQL gets a new database cloned from a migrated template database.
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { openPglite, openPostgres, type Db } from '../../src/db/db.js';
+import { listMigrations, migrate } from '../../src/db/migrate.js';
+import { randomToken, sha256 } from '../../src/shared/ids.js';
+
+export const usePostgres = Boolean(process.env.DATABASE_URL);
+
+const migrationsKey = sha256(listMigrations().map((m) => m.sql).join('\n')).replace(/[^a-zA-Z0-9]/g, '').slice(0, 16).toLowerCase();
+
+export interface TestStore { db: Db; url?: string; drop(): Promise<void> }
+
+export async function createTestStore(): Promise<TestStore> {
+  return usePostgres ? createPostgresStore() : createPgliteStore();
+}
+
+async function pgliteTemplate(): Promise<Blob> {
+  const dir = join(tmpdir(), 'keepwatch-test');
+  const file = join(dir, `pglite-${migrationsKey}.tar`);
+  if (!existsSync(file)) {
+    const db = await openPglite();
+    await migrate(db);
+    const dump = await db.pglite.dumpDataDir('none');
+    await db.close();
+    mkdirSync(dir, { recursive: true });
+    const tmp = `${file}.${process.pid}`;
+    writeFileSync(tmp, Buffer.from(await dump.arrayBuffer()));
+    renameSync(tmp, file);
+  }
+  return new Blob([readFileSync(file)]);
+}
+
+async function createPgliteStore(): Promise<TestStore> {
+  const db = await openPglite({ loadDataDir: await pgliteTemplate() });
+  return { db, drop: () => db.close() };
+}
+
+function adminUrl(database: string): string {
+  const url = new URL(process.env.DATABASE_URL!);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A migrated template database per migration set; concurrent test processes agree through an advisory lock. */
+async function ensurePostgresTemplate(): Promise<string> {
+  const template = `kw_tpl_${migrationsKey}`;
+  await withAdmin(async (client) => {
+    await client.query('SELECT pg_advisory_lock(7771)');
+    try {
+      const { rows } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [template]);
+      if (rows.length) return;
+      await client.query(`CREATE DATABASE ${template}`);
+      const db = openPostgres(adminUrl(template), 1);
+      try { await migrate(db); } finally { await db.close(); }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock(7771)');
+    }
+  });
+  return template;
+}
+
+async function createPostgresStore(): Promise<TestStore> {
+  const template = await ensurePostgresTemplate();
+  const name = `kw_t_${randomToken(6).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
+  await withAdmin(async (client) => {
+    // CREATE DATABASE ... TEMPLATE needs the template unused; serialize clones across test processes.
+    await client.query('SELECT pg_advisory_lock(7772)');
+    try {
+      await client.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+    } finally {
+      await client.query('SELECT pg_advisory_unlock(7772)');
+    }
+  });
+  const url = adminUrl(name);
+  const db = openPostgres(url, 5);
+  return {
+    db,
+    url,
+    async drop() {
+      await db.close();
+      await withAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    },
+  };
+}
