@@ -34,6 +34,8 @@ export interface TestAppOptions {
   config?: Record<string, ConfigValue | undefined>;
   /** Reuse a store (two nodes on one database). */
   store?: TestStore;
+  /** Mount probe routes on the real app before it starts (e.g. a scoped or nested-body route). */
+  extraRoutes?: (app: FastifyInstance, services: Services) => void;
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -53,6 +55,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const clock = new TestClock();
   const services = await createServices(config, { db: store.db, clock, log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
   const app = await buildApp(services);
+  options.extraRoutes?.(app, services);
   await app.ready();
   return {
     app, services, store, clock,
