@@ -1,9 +1,9 @@
 // `buildApp(services)`: the one Fastify app that `keepwatch serve` and the tests run.
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { installAuth } from './http/auth.js';
 import { installConventions } from './http/conventions.js';
-import { installErrorHandling } from './http/error-handler.js';
+import { installErrorHandling, onFrameworkError } from './http/error-handler.js';
 import { registerHealthRoutes } from './http/health.js';
 import type { Metrics } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
@@ -11,6 +11,7 @@ import { validatorCompiler } from './http/validation.js';
 import { registerIdentityRoutes } from './identity/routes.js';
 import { registerOperatorRoutes } from './operator/routes.js';
 import { registerRegionRoutes } from './regions/routes.js';
+import { registerVariableRoutes } from './variables/index.js';
 import type { Services } from './services.js';
 import { cfg } from './config/load.js';
 import { VERSION } from './version.js';
@@ -20,10 +21,13 @@ export interface AppOptions { metrics?: Metrics }
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: services.log as FastifyBaseLogger,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
+    frameworkErrors: onFrameworkError,
     trustProxy: cfg.bool(services.config, 'http.trust_proxy'),
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
+    // A per-request child logger costs a few microseconds; at level silent it could never write a line.
+    childLoggerFactory: (logger, bindings, options) => (logger.level === 'silent' ? logger : logger.child(bindings, options)),
     bodyLimit: 1024 * 1024,
     ajv: { customOptions: { removeAdditional: false } },
     routerOptions: { ignoreTrailingSlash: false },
@@ -33,9 +37,11 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     reply.header('x-request-id', request.id);
     return payload;
   });
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info({ method: request.method, route: request.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
-  });
+  if (services.log.isLevelEnabled('info')) {
+    app.addHook('onResponse', async (request, reply) => {
+      request.log.info({ method: request.method, route: request.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    });
+  }
   options.metrics?.instrument(app);
   installErrorHandling(app);
   installConventions(app);
@@ -45,6 +51,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   registerHealthRoutes(app, services);
   registerIdentityRoutes(app, services);
   registerRegionRoutes(app, services);
+  registerVariableRoutes(app, services);
   registerOperatorRoutes(app, services);
   return app;
 }

@@ -32,7 +32,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
   for (const [key, value] of Object.entries(options.overrides ?? {})) {
     const spec = CONFIG_KEYS[key];
     if (!spec) throw new ConfigError(key, 'unknown key');
-    values[key] = value === undefined ? undefined : coerce(key, spec, value);
+    values[key] = value === undefined ? undefined : coerce(key, spec, value, typeof value === 'string');
   }
   return Object.freeze(values);
 }
@@ -58,7 +58,7 @@ function readTomlFile(path: string): Record<string, ConfigValue> {
   for (const [key, raw] of flatten(doc)) {
     const spec = CONFIG_KEYS[key];
     if (!spec) throw new ConfigError(key, 'unknown key');
-    out[key] = coerce(key, spec, raw);
+    out[key] = coerce(key, spec, raw, false);
   }
   return out;
 }
@@ -84,7 +84,7 @@ function readEnv(env: NodeJS.ProcessEnv): Record<string, ConfigValue> {
     for (const alias of [name, ...(spec.envAliases ?? [])].reverse()) {
       // Aliases (PORT, DATABASE_URL) win over the KEEPWATCH_ form only when the latter is absent.
       const raw = env[alias];
-      if (raw !== undefined && raw !== '') out[key] = coerce(alias, spec, raw);
+      if (raw !== undefined && raw !== '') out[key] = coerce(alias, spec, raw, true);
     }
   }
   for (const name of Object.keys(env)) {
@@ -93,8 +93,9 @@ function readEnv(env: NodeJS.ProcessEnv): Record<string, ConfigValue> {
   return out;
 }
 
-function coerce(key: string, spec: KeySpec, raw: unknown): ConfigValue {
-  const fromEnv = typeof raw === 'string';
+/** `fromText`: the value is env text (`"true"`, `"8080"`, `"a,b"`); a TOML value must have the key's own type. */
+function coerce(key: string, spec: KeySpec, raw: unknown, fromText: boolean): ConfigValue {
+  const fromEnv = fromText && typeof raw === 'string';
   switch (spec.type) {
     case 'boolean': {
       if (typeof raw === 'boolean') return raw;

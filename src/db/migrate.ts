@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import type { Db } from './db.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
-// Any fixed 64-bit key; ours spells "kw-migr".
-const MIGRATION_LOCK_KEY = 0x6b772d6d696772;
+// Any fixed 64-bit key; ours spells "kw-migr". Passed as text: it is above 2^53, where a JS number rounds.
+const MIGRATION_LOCK_KEY = BigInt('0x6b772d6d696772').toString();
 
 export interface Migration { version: number; name: string; sql: string }
 
@@ -20,7 +20,7 @@ export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
 /** Returns the versions it applied. */
 export async function migrate(db: Db, migrations = listMigrations()): Promise<number[]> {
   return db.transaction(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+    await tx.query('SELECT pg_advisory_xact_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
     await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
     const done = new Set((await tx.query<{ version: number }>('SELECT version FROM schema_migrations')).map((r) => r.version));

@@ -29,64 +29,77 @@ function checkOperator(request: FastifyRequest, secret: string | null): void {
 }
 
 async function authenticateUser(request: FastifyRequest, services: Services): Promise<RequestAuth> {
-  const raw = BEARER_RE.exec(request.headers.authorization ?? '')?.[1];
-  if (!raw) throw new AppError(401, 'UNAUTHENTICATED', 'send Authorization: Bearer <API token>');
-  const meta = { ip: request.ip, userAgent: request.headers['user-agent'] };
+  const header = request.headers.authorization;
+  if (header === undefined) throw new AppError(401, 'UNAUTHENTICATED', 'send Authorization: Bearer <API token>');
+  // A presented header that is not a bearer token is a failed attempt too (Events 4: every attempt is recorded).
+  const raw = BEARER_RE.exec(header)?.[1];
+  if (!raw) {
+    recordFailure(request, services, 'malformed_token');
+    throw new AppError(401, 'UNAUTHENTICATED', 'send Authorization: Bearer <API token>');
+  }
   let verified;
   try {
     verified = await services.tokens.verify(raw);
   } catch (err) {
-    if (err instanceof TokenAuthError) {
-      services.loginAttempts.push({ method: 'api_token', success: false, failureReason: err.reason, tokenId: err.tokenId, userId: err.userId, ...meta });
-    }
+    if (err instanceof TokenAuthError) recordFailure(request, services, err.reason, err.tokenId, err.userId);
     throw err;
   }
   const { principal, fresh } = verified;
   if (principal.audience) {
-    services.loginAttempts.push({ method: 'api_token', success: false, failureReason: 'token_audience', tokenId: principal.tokenId, userId: principal.userId, ...meta });
+    recordFailure(request, services, 'token_audience', principal.tokenId, principal.userId);
     throw new AppError(401, 'TOKEN_AUDIENCE', 'this token was minted for the MCP server and is not valid on the REST API');
   }
-  if (fresh) services.loginAttempts.push({ method: 'api_token', success: true, tokenId: principal.tokenId, userId: principal.userId, ...meta });
+  const bound = await boundOrg(services, principal.userId, principal.boundOrgId);
+  if (principal.boundOrgId && !bound) {
+    recordFailure(request, services, 'org_unavailable', principal.tokenId, principal.userId);
+    throw new AppError(401, 'UNAUTHENTICATED', 'the org this token is bound to is no longer available');
+  }
+  // Rows for every failure and every argon2 verification; a cache hit is not recorded again.
+  if (fresh) services.loginAttempts.push({ method: 'api_token', success: true, tokenId: principal.tokenId, userId: principal.userId, ip: request.ip, userAgent: request.headers['user-agent'] });
 
   const config = request.routeOptions.config;
-  const org = config.orgScoped === false ? await boundOrg(services, principal.userId, principal.boundOrgId) : await resolveOrg(request, services, principal.userId, principal.boundOrgId);
+  const org = config.orgScoped === false ? bound : await resolveOrg(request, services, principal.userId, bound);
   if (config.scope && !hasScope(principal.scopes, config.scope)) {
     throw new AppError(403, 'INSUFFICIENT_SCOPE', `this token lacks the scope ${config.scope}`);
   }
   const accountId = org?.accountId ?? (await services.orgs.homeAccountOf(principal.userId));
   const plan = accountId ? await services.plans.forAccount(accountId) : null;
   if (plan && accountId) chargeRateBudget(request, services, accountId, principal.userId, plan.caps);
-  services.tokens.touch(principal.tokenId);
+  void services.tokens.touch(principal.tokenId);
   return { actor: { type: 'token', userId: principal.userId, tokenId: principal.tokenId }, principal, userId: principal.userId, org, accountId, plan };
 }
 
-/** `X-Service-Org` rules (service-api.md, "API token auth" 3). */
-async function resolveOrg(request: FastifyRequest, services: Services, userId: string, boundOrgId: string | null): Promise<OrgRef> {
+// A module function rather than a closure inside authenticateUser, which runs on every request (bench/api.ts).
+function recordFailure(request: FastifyRequest, services: Services, failureReason: string, tokenId?: string, userId?: string): void {
+  services.loginAttempts.push({ method: 'api_token', success: false, failureReason, tokenId, userId, ip: request.ip, userAgent: request.headers['user-agent'] });
+}
+
+/**
+ * `X-Service-Org` rules (service-api.md, "API token auth" 3). A slug names an org only if the caller
+ * belongs to it: another tenant's org is "unknown" (400), exactly like a slug nobody holds, so the
+ * answer never tells whether a foreign org exists. `ORG_HEADER_MISMATCH` is for another org of the caller's own.
+ */
+async function resolveOrg(request: FastifyRequest, services: Services, userId: string, bound: OrgRef | null): Promise<OrgRef> {
   const header = request.headers['x-service-org'];
   if (header === undefined) {
-    if (!boundOrgId) throw new AppError(400, 'ORG_REQUIRED', 'this token is not bound to an org: send X-Service-Org: <org slug>');
-    return (await boundOrg(services, userId, boundOrgId))!;
+    if (!bound) throw new AppError(400, 'ORG_REQUIRED', 'this token is not bound to an org: send X-Service-Org: <org slug>');
+    return bound;
   }
   if (typeof header !== 'string' || !ORG_SLUG_RE.test(header)) {
     throw new AppError(400, 'ORG_HEADER_INVALID', 'X-Service-Org is not a valid org slug', { field: 'X-Service-Org' });
   }
+  if (bound?.slug === header) return bound;
   const org = await services.orgs.forUserBySlug(userId, header);
-  if (boundOrgId && org?.id !== boundOrgId) {
-    if (!org && !(await services.orgs.slugExists(header))) {
-      throw new AppError(400, 'ORG_HEADER_INVALID', `no org "${header}"`, { field: 'X-Service-Org' });
-    }
+  if (!org) throw new AppError(400, 'ORG_HEADER_INVALID', `no org "${header}"`, { field: 'X-Service-Org' });
+  if (bound) {
     throw new AppError(403, 'ORG_HEADER_MISMATCH', 'X-Service-Org names another org than the one this token is bound to', { field: 'X-Service-Org' });
   }
-  if (!org) throw new AppError(400, 'ORG_HEADER_INVALID', `no org "${header}"`, { field: 'X-Service-Org' });
   return org;
 }
 
-/** A bound token whose org was deleted, or whose user left it, no longer authenticates. */
+/** The org a token is bound to, while the user still belongs to it and it is live; null when unbound or gone. */
 async function boundOrg(services: Services, userId: string, boundOrgId: string | null): Promise<OrgRef | null> {
-  if (!boundOrgId) return null;
-  const org = await services.orgs.forUserById(userId, boundOrgId);
-  if (!org) throw new AppError(401, 'UNAUTHENTICATED', 'the org this token is bound to is no longer available');
-  return org;
+  return boundOrgId ? services.orgs.forUserById(userId, boundOrgId) : null;
 }
 
 function chargeRateBudget(request: FastifyRequest, services: Services, accountId: string, userId: string, caps: Parameters<typeof budgetOf>[0]): void {

@@ -8,8 +8,8 @@ const JSON_TYPE = /^application\/json\s*(;|$)/i;
 /** Conventions 6: every /api/v1 response; operator responses are never cached either. */
 export function cacheControlFor(method: string, url: string): string | undefined {
   const path = url.split('?', 1)[0]!;
-  if (path.startsWith('/operator/')) return 'no-store';
-  if (!path.startsWith('/api/v1/')) return undefined;
+  if (path === '/operator' || path.startsWith('/operator/')) return 'no-store';
+  if (path !== '/api/v1' && !path.startsWith('/api/v1/')) return undefined;
   if (MUTATIONS.has(method)) return 'no-store';
   if (path === '/api/v1/dashboard/summary') return 'private, max-age=5';
   return 'private, max-age=10';
@@ -18,6 +18,15 @@ export function cacheControlFor(method: string, url: string): string | undefined
 export function installConventions(app: FastifyInstance): void {
   // Fastify parses text/plain by default; the API takes JSON only, anything else is 415.
   app.removeContentTypeParser('text/plain');
+
+  // Clients often send `Content-Type: application/json` on a bodiless GET or DELETE: a route that takes
+  // no body ignores an empty one. Everything else goes to Fastify's parser (prototype-poisoning checks).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '' && !request.routeOptions.schema?.body) return done(null, undefined);
+    return parseJson(request, body as string, done);
+  });
 
   // A route with a body schema needs a JSON body, also when the client sent none at all.
   app.addHook('preValidation', async (request: FastifyRequest) => {

@@ -2,6 +2,7 @@
 // A 5xx logs its cause and answers a fixed message.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode } from '../shared/errors.js';
+import { cacheControlFor } from './conventions.js';
 
 export interface ErrorBody {
   error: { code: ErrorCode; message: string; field?: string; quota?: string; allowed?: string[] };
@@ -29,7 +30,10 @@ function fromFastify(err: FastifyError): AppError | undefined {
       return new AppError(404, 'NOT_FOUND', 'route not found');
   }
   // JSON.parse errors (including prototype poisoning) surface as SyntaxError with a 400 status.
-  if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON|__proto__|constructor/i.test(err.message))) {
+  if (/__proto__|constructor\.prototype|forbidden prototype/i.test(err.message) && (err instanceof SyntaxError || err.statusCode === 400)) {
+    return new AppError(400, 'INVALID_JSON', 'the body uses a forbidden key (__proto__ or constructor.prototype)');
+  }
+  if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message))) {
     return new AppError(400, 'INVALID_JSON', 'the body is not valid JSON');
   }
   if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
@@ -41,6 +45,20 @@ function fromFastify(err: FastifyError): AppError | undefined {
 export function sendError(reply: FastifyReply, err: AppError): FastifyReply {
   if (err.extra.retryAfter !== undefined) reply.header('retry-after', String(err.extra.retryAfter));
   return reply.code(err.status).type('application/json; charset=utf-8').send(errorBody(err));
+}
+
+/**
+ * Errors raised before routing (a malformed percent-encoding, an over-long path parameter): the path
+ * names no resource. These skip the hooks, so the headers the hooks would add are set here.
+ */
+export function onFrameworkError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const known = err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+    ? new AppError(404, 'NOT_FOUND', 'route not found')
+    : new AppError(400, 'VALIDATION_FAILED', 'the request could not be routed', { field: 'url' });
+  const cacheControl = cacheControlFor(request.method, request.url);
+  if (cacheControl) reply.header('cache-control', cacheControl);
+  reply.header('x-request-id', request.id);
+  void sendError(reply, known);
 }
 
 export function installErrorHandling(app: FastifyInstance): void {

@@ -3,7 +3,8 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { ErrorSchema } from './route.js';
+import { Type } from '@sinclair/typebox';
+import { addRoute, ErrorSchema } from './route.js';
 
 export async function installOpenApi(app: FastifyInstance, version: string): Promise<void> {
   app.addSchema(ErrorSchema);
@@ -30,6 +31,12 @@ export async function installOpenApi(app: FastifyInstance, version: string): Pro
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string | undefined) ?? `def-${i}` },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
-  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // validatorUrl null: the explorer must not call validator.swagger.io (offline installs, privacy).
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, validatorUrl: null } });
+  addRoute(app, {
+    method: 'GET', url: '/api/openapi.json', auth: 'public', tags: ['meta'],
+    summary: 'This OpenAPI 3.1 document',
+    response: { 200: Type.Object({ openapi: Type.String() }, { additionalProperties: true, description: 'An OpenAPI 3.1 document.' }) },
+    handler: async () => app.swagger(),
+  });
 }

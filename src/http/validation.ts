@@ -26,8 +26,37 @@ const paramAjv = makeAjv(true);
 
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const validate: ValidateFunction = (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema as object);
-  return (data: unknown) => (validate(data) ? { value: data } : { error: toAppError(httpPart ?? 'body', validate.errors?.[0]) });
+  const part = httpPart ?? 'body';
+  return (data: unknown) => {
+    if (!validate(data)) return { error: toAppError(part, pickError(validate.errors ?? [])) };
+    const bad = findUnstorableText(data);
+    if (bad === undefined) return { value: data };
+    if (part === 'params') return { error: new AppError(404, 'NOT_FOUND', 'resource not found') };
+    return { error: new AppError(400, 'VALIDATION_FAILED', `${bad || 'the body'} contains a NUL character or an unpaired surrogate`, { field: bad }) };
+  };
 };
+
+// PostgreSQL text cannot hold U+0000 (a 500 otherwise), and unpaired surrogates would be stored as U+FFFD.
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** The field path of the first key or string that PostgreSQL cannot store faithfully. Iterative: bodies may nest deeply. */
+export function findUnstorableText(data: unknown): string | undefined {
+  const stack: Array<[unknown, string]> = [[data, '']];
+  while (stack.length) {
+    const [value, path] = stack.pop()!;
+    if (typeof value === 'string') {
+      if (UNSTORABLE.test(value)) return path;
+    } else if (Array.isArray(value)) {
+      value.forEach((item, i) => stack.push([item, `${path}[${i}]`]));
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, item] of Object.entries(value)) {
+        if (UNSTORABLE.test(key)) return join(path, key.replace(UNSTORABLE, '?'));
+        stack.push([item, join(path, key)]);
+      }
+    }
+  }
+  return undefined;
+}
 
 /** `/check/steps/1/selector` -> `check.steps[1].selector`. */
 export function pointerToField(pointer: string): string {
@@ -40,6 +69,45 @@ export function pointerToField(pointer: string): string {
 }
 
 const join = (base: string, key: string): string => (base ? `${base}.${key}` : key);
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Without allErrors ajv stops at the first failure, except inside a union (`anyOf`), where it reports one
+ * error per branch and then the union's own. Pick the branch the client meant: the one whose `const`
+ * properties (a discriminator such as `type`) match the data; else report the union as a whole.
+ */
+export function pickError(errors: ErrorObject[]): ErrorObject | undefined {
+  const last = errors.at(-1);
+  if (!last || (last.keyword !== 'anyOf' && last.keyword !== 'oneOf')) return last;
+  const branches = (Array.isArray(last.schema) ? last.schema : []) as unknown[];
+  const errorsOf = (i: number) => errors.filter((e) => e.schemaPath.startsWith(`${last.schemaPath}/${i}/`));
+  const discriminators = branches.map((b) => constProperties(b));
+  const matching = branches.map((_, i) => i).filter((i) => discriminators[i]!.length > 0 && isObject(last.data)
+    && discriminators[i]!.every(([key, value]) => (last.data as Record<string, unknown>)[key] === value));
+  if (matching.length === 1) return pickError(errorsOf(matching[0]!));
+
+  const branchErrors = errors.slice(0, -1);
+  const key = discriminators[0]?.[0]?.[0];
+  if (key && isObject(last.data) && discriminators.every((d) => d.some(([k]) => k === key))) {
+    if (!(key in last.data)) return { ...last, keyword: 'required', params: { missingProperty: key } };
+    const values = discriminators.map((d) => d.find(([k]) => k === key)![1]);
+    return { ...last, keyword: 'enum', instancePath: `${last.instancePath}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`, params: { allowedValues: values } };
+  }
+  if (branchErrors.length && branchErrors.every((e) => e.keyword === 'type' && e.instancePath === last.instancePath)) {
+    return { ...last, keyword: 'type', params: { type: branchErrors.map((e) => String(e.params.type)).join(' or ') }, message: `must be ${branchErrors.map((e) => String(e.params.type)).join(' or ')}` };
+  }
+  // Scalars with constraints (e.g. a string or null): the branch whose type fits the data explains best.
+  const fitting = branches.map((_, i) => i).filter((i) => errorsOf(i).some((e) => e.keyword !== 'type' || e.instancePath !== last.instancePath));
+  if (fitting.length === 1) return pickError(errorsOf(fitting[0]!));
+  return { ...last, message: 'does not match any of the accepted shapes' };
+}
+
+/** `[key, value]` of every property a branch pins with `const`. */
+function constProperties(schema: unknown): Array<[string, unknown]> {
+  const props = isObject(schema) && isObject(schema.properties) ? schema.properties : {};
+  return Object.entries(props).filter(([, p]) => isObject(p) && 'const' in p).map(([k, p]) => [k, (p as { const: unknown }).const]);
+}
 
 function toAppError(part: string, err: ErrorObject | undefined): Error {
   if (!err) return new AppError(400, 'VALIDATION_FAILED', 'invalid request');
@@ -59,6 +127,10 @@ function bodyError(err: ErrorObject, at: string): AppError {
   }
   if (at === '' && err.keyword === 'type') {
     return new AppError(400, 'INVALID_JSON', `the body must be a JSON ${String(err.params.type)}`);
+  }
+  // Whole-body constraints: no one field is at fault.
+  if (at === '' && (err.keyword === 'minProperties' || err.keyword === 'maxProperties')) {
+    return new AppError(400, 'VALIDATION_FAILED', err.keyword === 'minProperties' ? 'send at least one field' : 'the body has too many fields');
   }
   if (err.keyword === 'required') {
     const field = join(at, String(err.params.missingProperty));

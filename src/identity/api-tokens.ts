@@ -93,8 +93,14 @@ export class TokenAuthError extends AppError {
 export class TokenVerifier {
   private readonly cache = new Map<string, { principal: TokenPrincipal; until: number }>();
   private readonly lastUsedWrites = new Map<string, number>();
+  private readonly touches = new Set<Promise<void>>();
 
-  constructor(private readonly db: Db, private readonly clock: Clock, private readonly ttlMs: number) {}
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly ttlMs: number,
+    private readonly onTouchError?: (err: unknown) => void,
+  ) {}
 
   /** Returns the principal and whether argon2 ran (a fresh verification, not a cached one). */
   async verify(raw: string): Promise<{ principal: TokenPrincipal; fresh: boolean }> {
@@ -118,16 +124,40 @@ export class TokenVerifier {
     for (const [key, entry] of this.cache) if (entry.principal.tokenId === tokenId) this.cache.delete(key);
   }
 
-  /** `last_used_at` moves at most once a minute per token, on this node and in the store. */
-  touch(tokenId: string): void {
+  /**
+   * `last_used_at` moves at most once a minute per token: this node skips the write within the
+   * window, and the UPDATE's own condition holds the window across nodes. Never awaited on the
+   * request path; `settled()` waits for the writes in flight.
+   */
+  touch(tokenId: string): Promise<void> {
     const now = this.clock.now();
     const last = this.lastUsedWrites.get(tokenId) ?? 0;
-    if (now.getTime() - last < LAST_USED_DEBOUNCE_MS) return;
+    if (now.getTime() - last < LAST_USED_DEBOUNCE_MS) return Promise.resolve();
+    if (this.lastUsedWrites.size >= CACHE_MAX_ENTRIES) this.lastUsedWrites.clear();
     this.lastUsedWrites.set(tokenId, now.getTime());
-    this.db.query(
-      `UPDATE api_tokens SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $2 - interval '60 seconds')`,
+    // Returns the stored time whether or not this write applied, so a node that lost the race to
+    // another node debounces from the other node's write rather than from its own attempt.
+    const write = this.db.query<{ at: Date | null }>(
+      `WITH current AS (SELECT last_used_at FROM api_tokens WHERE id = $1),
+            moved AS (UPDATE api_tokens SET last_used_at = $2
+              WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $2::timestamptz - interval '60 seconds')
+              RETURNING last_used_at)
+       SELECT COALESCE((SELECT last_used_at FROM moved), (SELECT last_used_at FROM current)) AS at`,
       [tokenId, now],
-    ).catch(() => this.lastUsedWrites.delete(tokenId));
+    ).then(([row]) => {
+      if (row?.at) this.lastUsedWrites.set(tokenId, row.at.getTime());
+    }, (err: unknown) => {
+      // A failed write is retried on the next use rather than failing a request that already passed.
+      this.lastUsedWrites.delete(tokenId);
+      this.onTouchError?.(err);
+    }).finally(() => this.touches.delete(write));
+    this.touches.add(write);
+    return write;
+  }
+
+  /** Resolves when every `last_used_at` write started so far has finished. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.touches]);
   }
 
   private async verifyInStore(raw: string): Promise<TokenPrincipal> {

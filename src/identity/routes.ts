@@ -45,10 +45,13 @@ export function registerIdentityRoutes(app: FastifyInstance, services: Services)
   addRoute(app, {
     method: 'GET', url: '/api/v1/me/usage', auth: 'user', orgScoped: false, tags: ['identity'],
     summary: "The caller's API tokens and owned orgs against their limits",
-    description: 'Limits come from the plan of the account the user owns (else of their oldest membership).',
+    description: "Limits come from the plan of the user's home account: the one they own, else their oldest membership's (never the bound org's account).",
     response: { 200: Type.Object({ api_tokens: CurrentAndLimit, owned_orgs: CurrentAndLimit }) },
     handler: async (request) => {
-      const { userId, plan } = request.auth!;
+      const { userId } = request.auth!;
+      // A member's token bound to someone else's org still reports the member's own limits.
+      const homeAccountId = await services.orgs.homeAccountOf(userId);
+      const plan = homeAccountId ? await services.plans.forAccount(homeAccountId) : null;
       const [owned] = await services.db.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM orgs o JOIN accounts a ON a.id = o.account_id WHERE a.owner_user_id = $1 AND o.deleted_at IS NULL`, [userId]);
       return {

@@ -31,8 +31,7 @@ export async function createOwner(tx: Executor, input: NewOwner): Promise<Create
      ON CONFLICT DO NOTHING RETURNING id`, [userId, input.email, input.verified]);
   if (!users.length) throw new AppError(409, 'USER_EXISTS', `a user with email ${input.email} exists`, { field: 'email' });
   await tx.query('INSERT INTO accounts (id, owner_user_id, plan_id) VALUES ($1, $2, $3)', [accountId, userId, input.planId]);
-  const slug = await freeSlug(tx, slugify(input.orgName));
-  await tx.query('INSERT INTO orgs (id, account_id, slug, name) VALUES ($1, $2, $3, $4)', [orgId, accountId, slug, input.orgName]);
+  const slug = await insertOrgWithFreeSlug(tx, { id: orgId, accountId, name: input.orgName });
   await tx.query(`INSERT INTO memberships (org_id, user_id, role) VALUES ($1, $2, 'Owner')`, [orgId, userId]);
   return { user_id: userId, account_id: accountId, org_id: orgId, org_slug: slug };
 }
@@ -42,10 +41,20 @@ export function slugify(name: string): string {
   return slug || 'org';
 }
 
-/** `acme`, then `acme-2`, `acme-3`... The unique index still decides a race. */
+/** `acme`, then `acme-2`, `acme-3`... The unique index decides a race; the loser takes the next free slug. */
 async function freeSlug(tx: Executor, base: string): Promise<string> {
   const taken = new Set((await tx.query<{ slug: string }>(
     `SELECT slug FROM orgs WHERE slug = $1 OR slug LIKE $1 || '-%'`, [base])).map((r) => r.slug));
   if (!taken.has(base)) return base;
   for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+}
+
+async function insertOrgWithFreeSlug(tx: Executor, org: { id: string; accountId: string; name: string }): Promise<string> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const slug = await freeSlug(tx, slugify(org.name));
+    const rows = await tx.query('INSERT INTO orgs (id, account_id, slug, name) VALUES ($1, $2, $3, $4) ON CONFLICT (slug) DO NOTHING RETURNING id',
+      [org.id, org.accountId, slug, org.name]);
+    if (rows.length) return slug;
+  }
+  throw new AppError(409, 'CONFLICT', 'could not find a free org slug; try again', { field: 'org_name' });
 }

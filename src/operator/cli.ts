@@ -14,7 +14,8 @@ interface Command {
 }
 
 const list = (s: unknown): string[] => String(s ?? '').split(',').map((x) => x.trim()).filter(Boolean);
-const int = (s: unknown): number | undefined => (s === undefined ? undefined : Number(s));
+// Anything but digits goes to the server as sent, to be refused there (Number('abc') would be null: no expiry).
+const int = (s: unknown): number | string | undefined => (s === undefined ? undefined : /^\d+$/.test(String(s)) ? Number(s) : String(s));
 
 const COMMANDS: Record<string, Command> = {
   'create-user': {
@@ -42,10 +43,10 @@ const COMMANDS: Record<string, Command> = {
     request: (o) => ({ method: 'PUT', path: `/operator/accounts/${o['account-id']}/overrides`, body: { caps: JSON.parse(String(o.caps)), reason: o.reason, expires_at: o['expires-at'] } }),
   },
   'clear-overrides': {
-    usage: '--account-id ID',
-    options: { 'account-id': { type: 'string' } },
+    usage: '--account-id ID [--reason TEXT]',
+    options: { 'account-id': { type: 'string' }, reason: { type: 'string' } },
     required: ['account-id'],
-    request: (o) => ({ method: 'DELETE', path: `/operator/accounts/${o['account-id']}/overrides` }),
+    request: (o) => ({ method: 'DELETE', path: `/operator/accounts/${o['account-id']}/overrides${o.reason ? `?reason=${encodeURIComponent(String(o.reason))}` : ''}` }),
   },
   'list-regions': { usage: '', options: {}, required: [], request: () => ({ method: 'GET', path: '/operator/regions' }) },
   'create-region': {

@@ -2,13 +2,11 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { addRoute } from '../http/route.js';
 import type { Services } from '../services.js';
-import { notFound } from '../shared/errors.js';
-import { isUuid } from '../shared/ids.js';
 import {
-  AccountParams, AccountPlanResult, Agent, CreateAgentBody, CreatedAgent, CreatedToken, CreatedUser, CreateTokenBody,
+  AccountParams, AccountPlanResult, Agent, ClearOverridesQuery, CreateAgentBody, CreatedAgent, CreatedToken, CreatedUser, CreateTokenBody,
   CreateUserBody, OverridesBody, PlanMoveBody, UserParams,
 } from './schema.js';
-import { bootstrapToken, bootstrapUser, clearOverrides, createAgent, moveAccountPlan, setOverrides } from './service.js';
+import { bootstrapToken, bootstrapUser, clearOverrides, createAgent, deleteAgent, listAgents, moveAccountPlan, setOverrides } from './service.js';
 
 const tags = ['operator'];
 
@@ -32,8 +30,9 @@ export function registerOperatorRoutes(app: FastifyInstance, services: Services)
   addRoute(app, {
     method: 'DELETE', url: '/operator/accounts/:id/overrides', auth: 'operator', tags,
     summary: "Remove an account's overrides",
-    params: AccountParams, response: { 200: AccountPlanResult },
-    handler: async (request) => clearOverrides(services, request.params.id),
+    description: 'The optional `reason` is recorded on the `overrides_cleared` billing event and the audit row.',
+    params: AccountParams, querystring: ClearOverridesQuery, response: { 200: AccountPlanResult },
+    handler: async (request) => clearOverrides(services, request.params.id, request.query.reason),
   });
 
   addRoute(app, {
@@ -65,11 +64,7 @@ export function registerOperatorRoutes(app: FastifyInstance, services: Services)
     method: 'GET', url: '/operator/agents', auth: 'operator', tags,
     summary: 'List probe agents',
     response: { 200: Type.Object({ agents: Type.Array(Agent) }) },
-    handler: async () => {
-      const rows = await services.db.query<{ id: string; region_id: string; name: string; prefix: string; last_seen_at: Date | null; created_at: Date }>(
-        'SELECT id, region_id, name, prefix, last_seen_at, created_at FROM agents ORDER BY created_at, id');
-      return { agents: rows.map((r) => ({ ...r, last_seen_at: r.last_seen_at?.toISOString() ?? null, created_at: r.created_at.toISOString() })) };
-    },
+    handler: async () => ({ agents: await listAgents(services) }),
   });
 
   addRoute(app, {
@@ -77,8 +72,7 @@ export function registerOperatorRoutes(app: FastifyInstance, services: Services)
     summary: 'Delete a probe agent; its token stops working at once',
     params: Type.Object({ id: Type.String() }), response: { 204: null },
     handler: async (request, reply) => {
-      const deleted = isUuid(request.params.id) && (await services.db.query('DELETE FROM agents WHERE id = $1 RETURNING id', [request.params.id])).length > 0;
-      if (!deleted) throw notFound('agent');
+      await deleteAgent(services, request.params.id);
       return reply.code(204).send();
     },
   });

@@ -16,6 +16,10 @@ export const OverridesBody = Type.Object({
   expires_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
 }, { additionalProperties: false });
 
+export const ClearOverridesQuery = Type.Object({
+  reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+});
+
 export const AccountPlanResult = Type.Object({
   account_id: Type.String(),
   plan_id: Type.String(),

@@ -10,7 +10,7 @@ import type { Services } from '../services.js';
 import { installDefaultPlan } from '../services.js';
 import { writeAudit } from '../shared/audit.js';
 import { AppError, notFound } from '../shared/errors.js';
-import { newId, randomToken } from '../shared/ids.js';
+import { isUuid, newId, randomToken } from '../shared/ids.js';
 import type { AccountPlanResult, CreateAgentBody, CreateTokenBody, CreateUserBody, OverridesBody, PlanMoveBody } from './schema.js';
 
 const OPERATOR = { type: 'operator' } as const;
@@ -100,11 +100,11 @@ export async function setOverrides(services: Services, accountId: string, body: 
   return result;
 }
 
-export async function clearOverrides(services: Services, accountId: string): Promise<AccountPlan> {
+export async function clearOverrides(services: Services, accountId: string, reason = 'operator cleared overrides'): Promise<AccountPlan> {
   const result = await services.db.transaction(async (tx) => {
     await lockAccount(tx, accountId);
     await tx.query('DELETE FROM plan_overrides WHERE account_id = $1', [accountId]);
-    return settle(services, tx, accountId, 'overrides_cleared', 'operator cleared overrides', {});
+    return settle(services, tx, accountId, 'overrides_cleared', reason, {});
   });
   services.plans.invalidate(accountId);
   return result;
@@ -148,4 +148,16 @@ export async function createAgent(services: Services, body: Static<typeof Create
   await services.db.query('INSERT INTO agents (id, region_id, name, prefix, token_hash) VALUES ($1, $2, $3, $4, $5)',
     [id, body.region_id, body.name, token.slice(0, 17), await hash(token)]);
   return { id, region_id: body.region_id, token };
+}
+
+export async function listAgents(services: Services) {
+  const rows = await services.db.query<{ id: string; region_id: string; name: string; prefix: string; last_seen_at: Date | null; created_at: Date }>(
+    'SELECT id, region_id, name, prefix, last_seen_at, created_at FROM agents ORDER BY created_at, id');
+  return rows.map((r) => ({ ...r, last_seen_at: r.last_seen_at?.toISOString() ?? null, created_at: r.created_at.toISOString() }));
+}
+
+/** The agent's token stops working at once: it authenticates against this row. */
+export async function deleteAgent(services: Services, agentId: string): Promise<void> {
+  const deleted = isUuid(agentId) && (await services.db.query('DELETE FROM agents WHERE id = $1 RETURNING id', [agentId])).length > 0;
+  if (!deleted) throw notFound('agent');
 }

@@ -39,12 +39,9 @@ export class OrgDirectory {
           WHERE m.user_id = $1 AND o.deleted_at IS NULL) c
        ORDER BY rank, created_at LIMIT 1`, [userId]);
     const accountId = row?.id ?? null;
+    if (this.homeAccounts.size > 10_000) this.homeAccounts.clear();
     this.homeAccounts.set(userId, { accountId, until: now + this.ttlMs });
     return accountId;
-  }
-
-  async slugExists(slug: string): Promise<boolean> {
-    return (await this.db.query('SELECT 1 FROM orgs WHERE slug = $1 AND deleted_at IS NULL', [slug])).length > 0;
   }
 
   private async cached(map: Map<string, Entry>, key: string, where: string, params: unknown[]): Promise<OrgRef | null> {

@@ -1,8 +1,8 @@
 // Rate budgets (service-api.md, "Rate budgets", Limits 5). One-minute windows per (subject, category),
 // checked for the account first and then for the user. Nodes share counts through `rate_counters`:
-// each node counts locally and adds its count to the store every `syncIntervalMs`, learning the
-// others' counts back. A lone node is exact; N nodes may overshoot by what the others admitted
-// since their last sync (bounded by N x budget x sync interval / 60 s).
+// each node counts locally and, every `syncIntervalMs`, adds its counts to the store and reads back
+// the window's totals of every node. A lone node is exact; N nodes may overshoot by what the others
+// admitted since their last sync (bounded by N x budget x sync interval / 60 s).
 import type { Logger } from 'pino';
 import type { Db } from '../db/db.js';
 import type { Clock } from '../shared/context.js';
@@ -12,18 +12,28 @@ import { SUPPORT_PER_MINUTE, type PlanCaps, type RateColumn } from './catalog.js
 export type RateCategory = RateColumn | 'support';
 
 const WINDOW_MS = 60_000;
+/** Rows per insert: three parameters each, under PostgreSQL's 65535-parameter ceiling. */
+const PUSH_CHUNK = 5_000;
 
 /** The category of a request, from its path and method; null is not limited. */
 export function rateCategoryOf(method: string, url: string): RateCategory | null {
-  const path = url.split('?', 1)[0]!.replace(/\/+$/, '');
-  const isMcp = path === '/mcp' || path.startsWith('/mcp/');
-  if (!path.startsWith('/api/v1/') && !isMcp) return null;
-  if (isMcp) return 'api_reads_per_minute';
+  const query = url.indexOf('?');
+  let path = query < 0 ? url : url.slice(0, query);
+  // The router decodes escapes before matching (`/targets/%62ulk` is the bulk route): so do we.
+  if (path.includes('%')) path = decodeLikeRouter(path);
+  if (path.length > 1 && path.endsWith('/')) path = path.replace(/\/+$/, '');
+  if (path === '/mcp' || path.startsWith('/mcp/')) return 'api_reads_per_minute';
+  if (!path.startsWith('/api/v1/')) return null;
   if (path.endsWith('/support')) return 'support';
   if (path.includes('/bulk') || path.endsWith('/duplicate')) return 'bulk_ops_per_minute';
   if (path.endsWith('/test')) return 'test_now_per_minute';
   if (path.endsWith('/check-now')) return 'check_now_per_minute';
   return method === 'GET' || method === 'HEAD' || method === 'OPTIONS' ? 'api_reads_per_minute' : 'api_writes_per_minute';
+}
+
+/** One pass of percent-decoding for ASCII escapes, keeping an escaped `/` (the router keeps it inside one segment). */
+function decodeLikeRouter(path: string): string {
+  return path.replace(/%([0-7][0-9a-fA-F])/g, (escape, hex: string) => (hex.toLowerCase() === '2f' ? escape : String.fromCharCode(parseInt(hex, 16))));
 }
 
 export function budgetOf(caps: PlanCaps, category: RateCategory): number | null {
@@ -36,8 +46,13 @@ export interface Subject { kind: 'account' | 'user'; id: string }
 
 export type Verdict = { allowed: true } | { allowed: false; subject: Subject; retryAfterSecs: number };
 
+const ADMITTED: Verdict = Object.freeze({ allowed: true });
+
+/** Counters by subject kind, subject id and category: lookups on the request path build no key strings. */
+type CounterTable = Record<Subject['kind'], Map<string, Map<string, Counter>>>;
+
 export class RateLimiter {
-  private readonly counters = new Map<string, Counter>();
+  private readonly counters: CounterTable = { account: new Map(), user: new Map() };
   private timer: NodeJS.Timeout | undefined;
   private syncing: Promise<void> = Promise.resolve();
   private syncs = 0;
@@ -62,43 +77,69 @@ export class RateLimiter {
 
   /** Admits one request against each subject's budget, in order; counts it only when all admit. */
   take(subjects: readonly Subject[], category: RateCategory, limit: number | null): Verdict {
-    if (limit === null) return { allowed: true };
+    if (limit === null) return ADMITTED;
     const now = this.clock.now().getTime();
     const window = Math.floor(now / WINDOW_MS);
-    const counters = subjects.map((s) => this.counter(`${s.kind}:${s.id}:${category}`, window));
-    for (let i = 0; i < counters.length; i++) {
-      const c = counters[i]!;
+    for (const subject of subjects) {
+      const c = this.counter(subject.kind, subject.id, category, window);
       if (c.synced + c.pending >= limit) {
-        return { allowed: false, subject: subjects[i]!, retryAfterSecs: Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000)) };
+        return { allowed: false, subject, retryAfterSecs: Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000)) };
       }
     }
-    for (const c of counters) c.pending++;
-    return { allowed: true };
+    for (const subject of subjects) this.counter(subject.kind, subject.id, category, window).pending++;
+    return ADMITTED;
   }
 
-  private counter(key: string, window: number): Counter {
-    let c = this.counters.get(key);
-    if (!c || c.window !== window) {
-      c = { window, synced: 0, pending: 0 };
-      this.counters.set(key, c);
-    }
+  private counter(kind: Subject['kind'], id: string, category: string, window: number): Counter {
+    let byCategory = this.counters[kind].get(id);
+    if (!byCategory) this.counters[kind].set(id, (byCategory = new Map()));
+    let c = byCategory.get(category);
+    if (!c || c.window !== window) byCategory.set(category, (c = { window, synced: 0, pending: 0 }));
     return c;
   }
 
-  /** Pushes local counts, learns the shared totals, forgets finished windows. */
+  /** Pushes local counts, learns every node's totals of the current window, forgets finished windows. */
   sync(): Promise<void> {
-    this.syncing = this.syncing.then(() => this.pushCounts()).catch((err) => this.log.warn({ err }, 'rate budget sync failed'));
+    this.syncing = this.syncing.then(() => this.exchangeCounts()).catch((err) => this.log.warn({ err }, 'rate budget sync failed'));
     return this.syncing;
   }
 
-  private async pushCounts(): Promise<void> {
+  private async exchangeCounts(): Promise<void> {
     const current = Math.floor(this.clock.now().getTime() / WINDOW_MS);
-    const batch: [string, Counter, number][] = [];
-    for (const [key, c] of this.counters) {
-      if (c.window < current) this.counters.delete(key);
-      if (c.pending > 0) batch.push([key, c, c.pending]);
+    const batch = this.takePending(current);
+    for (let i = 0; i < batch.length; i += PUSH_CHUNK) await this.pushCounts(batch.slice(i, i + PUSH_CHUNK));
+    // Counts other nodes charged to subjects this node has not served yet in this window.
+    const rows = await this.db.query<{ key: string; count: number }>(
+      'SELECT key, count FROM rate_counters WHERE window_start = $1', [new Date(current * WINDOW_MS)]);
+    for (const row of rows) {
+      const first = row.key.indexOf(':');
+      const last = row.key.lastIndexOf(':');
+      const kind = row.key.slice(0, first);
+      if (kind !== 'account' && kind !== 'user') continue;
+      const c = this.counter(kind, row.key.slice(first + 1, last), row.key.slice(last + 1), current);
+      c.synced = Math.max(c.synced, row.count);
     }
-    if (!batch.length) return;
+    if (++this.syncs % 60 === 0) {
+      await this.db.query('DELETE FROM rate_counters WHERE window_start < $1', [new Date((current - 2) * WINDOW_MS)]);
+    }
+  }
+
+  /** The counters with unshared counts, as store keys; drops the counters of finished windows. */
+  private takePending(current: number): [string, Counter, number][] {
+    const batch: [string, Counter, number][] = [];
+    for (const kind of ['account', 'user'] as const) {
+      for (const [id, byCategory] of this.counters[kind]) {
+        for (const [category, c] of byCategory) {
+          if (c.pending > 0) batch.push([`${kind}:${id}:${category}`, c, c.pending]);
+          if (c.window < current) byCategory.delete(category);
+        }
+        if (!byCategory.size) this.counters[kind].delete(id);
+      }
+    }
+    return batch;
+  }
+
+  private async pushCounts(batch: [string, Counter, number][]): Promise<void> {
     const rows = await this.db.query<{ key: string; window_start: Date; count: number }>(
       `INSERT INTO rate_counters (key, window_start, count) VALUES ${valuesList(batch.length, 3)}
        ON CONFLICT (key, window_start) DO UPDATE SET count = rate_counters.count + EXCLUDED.count
@@ -108,9 +149,6 @@ export class RateLimiter {
     for (const [key, c, pushed] of batch) {
       c.pending -= pushed;
       c.synced = totals.get(`${key}@${c.window}`) ?? c.synced + pushed;
-    }
-    if (++this.syncs % 60 === 0) {
-      await this.db.query('DELETE FROM rate_counters WHERE window_start < $1', [new Date((current - 2) * WINDOW_MS)]);
     }
   }
 }

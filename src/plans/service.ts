@@ -17,6 +17,8 @@ export interface EffectivePlan {
   overrideExpiresAt: Date | null;
 }
 
+const CACHE_MAX_ENTRIES = 10_000;
+
 type PlanRow = Record<string, unknown> & { id: string; name: string };
 
 export class PlanService {
@@ -35,6 +37,7 @@ export class PlanService {
     const hit = this.cache.get(accountId);
     if (hit && hit.until > now && (!hit.plan.overrideExpiresAt || hit.plan.overrideExpiresAt.getTime() > now)) return hit.plan;
     const plan = await this.load(this.db, accountId);
+    if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.clear();
     this.cache.set(accountId, { plan, until: now + this.ttlMs });
     return plan;
   }

@@ -9,19 +9,27 @@ export interface BatchWriterOptions<T> {
   /** Longest a row waits in memory. */
   maxDelayMs?: number;
   maxBatch?: number;
+  /** Rows buffered or being written; beyond it (a store that stalls) new rows are dropped and counted. */
+  maxQueued?: number;
 }
 
 export class BatchWriter<T> {
   private rows: T[] = [];
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> = Promise.resolve();
+  private queued = 0;
+  private dropped = 0;
 
   constructor(private readonly options: BatchWriterOptions<T>) {}
 
   push(row: T): void {
-    this.rows.push(row);
-    if (this.rows.length >= (this.options.maxBatch ?? 500)) void this.flush();
-    else this.timer ??= setTimeout(() => void this.flush(), this.options.maxDelayMs ?? 100);
+    if (this.queued >= (this.options.maxQueued ?? 50_000)) this.dropped++;
+    else {
+      this.queued++;
+      this.rows.push(row);
+      if (this.rows.length >= (this.options.maxBatch ?? 500)) return void this.flush();
+    }
+    this.timer ??= setTimeout(() => void this.flush(), this.options.maxDelayMs ?? 100);
   }
 
   /** Writes what is buffered; resolves when every earlier row is written (or failed and logged). */
@@ -29,9 +37,15 @@ export class BatchWriter<T> {
     clearTimeout(this.timer);
     this.timer = undefined;
     const rows = this.rows.splice(0);
+    if (this.dropped) {
+      this.options.log.error({ dropped: this.dropped }, `${this.options.name}: rows dropped, the store is not keeping up`);
+      this.dropped = 0;
+    }
     if (rows.length) {
-      this.inFlight = this.inFlight.then(() =>
-        this.options.write(rows).catch((err) => this.options.log.error({ err, rows: rows.length }, `${this.options.name}: write failed`)));
+      this.inFlight = this.inFlight
+        .then(() => this.options.write(rows))
+        .catch((err: unknown) => this.options.log.error({ err, rows: rows.length }, `${this.options.name}: write failed`))
+        .finally(() => { this.queued -= rows.length; });
     }
     return this.inFlight;
   }

@@ -1,0 +1,125 @@
+// `npm run bench:api`: requests/s and p99 of an authenticated GET /api/v1/regions on each store,
+// against a bare node:http server answering the same JSON. See bench/README.md.
+// Each server runs in a fresh process of its own; autocannon runs in another (bench/load.ts).
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { randomToken } from '../src/shared/ids.js';
+import { runLoad, type LoadResult } from './load.js';
+
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const DURATION_SECS = Number(process.env.BENCH_DURATION_SECS ?? 10);
+const WARMUP_SECS = Number(process.env.BENCH_WARMUP_SECS ?? 3);
+const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
+/** `bare,pglite,postgres` by default; a subset to look at one server. */
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'bare,pglite,postgres').split(','));
+/** A directory: the server processes write CPU profiles there (`node --cpu-prof`). */
+const PROFILE_DIR = process.env.BENCH_CPU_PROF_DIR;
+const SERVER_PROCESS = fileURLToPath(new URL('./server-process.ts', import.meta.url));
+
+interface Measured extends LoadResult {
+  /** CPU time of the server process per answered request: steadier than req/s on a busy machine. */
+  cpuMicrosPerRequest: number;
+}
+
+interface Row { name: string; result: Measured }
+
+type Reply = { type: 'ready'; url: string; headers: Record<string, string> } | { type: 'cpu'; usage: NodeJS.CpuUsage } | { type: 'error'; message: string };
+
+function nextMessage(child: ChildProcess): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const onExit = (code: number | null) => reject(new Error(`server process exited (${code})`));
+    child.once('exit', onExit);
+    child.once('message', (message: Reply) => {
+      child.off('exit', onExit);
+      if (message.type === 'error') reject(new Error(message.message));
+      else resolve(message);
+    });
+  });
+}
+
+async function cpuOf(child: ChildProcess): Promise<NodeJS.CpuUsage> {
+  child.send('cpu');
+  const reply = await nextMessage(child);
+  if (reply.type !== 'cpu') throw new Error(`expected cpu, got ${reply.type}`);
+  return reply.usage;
+}
+
+/** Starts `kind` in its own process, warms it up, then measures it. */
+async function benchServer(kind: 'bare' | 'keepwatch', databaseUrl?: string): Promise<Measured> {
+  const execArgv = ['--import', 'tsx', ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [])];
+  const child = fork(SERVER_PROCESS, [kind, databaseUrl ?? ''], { execArgv, stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
+  child.stderr!.resume(); // Fastify deprecation notices and the like are not bench output.
+  try {
+    const ready = await nextMessage(child);
+    if (ready.type !== 'ready') throw new Error(`expected ready, got ${ready.type}`);
+    const load = { url: ready.url, headers: ready.headers, connections: CONNECTIONS };
+    await runLoad({ ...load, durationSecs: WARMUP_SECS });
+    const before = await cpuOf(child);
+    const result = await runLoad({ ...load, durationSecs: DURATION_SECS });
+    const after = await cpuOf(child);
+    if (result.non2xx || result.errors) throw new Error(`${kind}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+    const cpuMicros = after.user - before.user + after.system - before.system;
+    return { ...result, cpuMicrosPerRequest: cpuMicros / result.total };
+  } finally {
+    child.send('stop');
+    await new Promise((resolve) => child.once('exit', resolve));
+  }
+}
+
+/** DATABASE_URL as given, else a fresh database on the local server (dropped afterwards); null when none answers. */
+async function postgresTarget(): Promise<{ url: string; drop(): Promise<void> } | null> {
+  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, drop: async () => {} };
+  const admin = new pg.Client({ connectionString: DEFAULT_PG_URL, connectionTimeoutMillis: 2000 });
+  try {
+    await admin.connect();
+  } catch {
+    return null;
+  }
+  const name = `kw_bench_${randomToken(6).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(DEFAULT_PG_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
+}
+
+/**
+ * `vs bare` is each row's throughput over the first row's (the bare server in a full run); `CPU vs bare`
+ * the same from CPU time per request, which a machine busy with other work disturbs less.
+ */
+function printTable(rows: Row[]): void {
+  const base = rows[0]!.result;
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+  const lines = [['server', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'vs bare', 'CPU vs bare']];
+  for (const { name, result } of rows) {
+    lines.push([name, result.requestsPerSec.toFixed(0), String(result.p50Ms), String(result.p99Ms), result.cpuMicrosPerRequest.toFixed(0),
+      pct(result.requestsPerSec / base.requestsPerSec), pct(base.cpuMicrosPerRequest / result.cpuMicrosPerRequest)]);
+  }
+  const widths = lines[0]!.map((_, c) => Math.max(...lines.map((l) => l[c]!.length)));
+  for (const line of lines) process.stdout.write(`${line.map((cell, c) => (c ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ')}\n`);
+}
+
+async function main(): Promise<void> {
+  process.stdout.write(`GET /api/v1/regions, ${CONNECTIONS} connections, ${WARMUP_SECS} s warm-up + ${DURATION_SECS} s each\n`);
+  const rows: Row[] = [];
+  if (ONLY.has('bare')) rows.push({ name: 'bare node:http', result: await benchServer('bare') });
+  if (ONLY.has('pglite')) rows.push({ name: 'keepwatch (PGlite)', result: await benchServer('keepwatch') });
+  const target = ONLY.has('postgres') ? await postgresTarget() : null;
+  if (target) {
+    try {
+      rows.push({ name: 'keepwatch (PostgreSQL)', result: await benchServer('keepwatch', target.url) });
+    } finally {
+      await target.drop();
+    }
+  }
+  if (rows.length) printTable(rows);
+  if (!target && ONLY.has('postgres')) process.stdout.write(`PostgreSQL skipped: nothing answers at ${DEFAULT_PG_URL} (set DATABASE_URL)\n`);
+}
+
+await main();

@@ -1,0 +1,79 @@
+// The servers bench/api.ts measures. Each runs in a process of its own (bench/server-process.ts), so
+// one server's JIT state, heap and store never weigh on the next one's figures.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config/load.js';
+import { createServices } from '../src/services.js';
+import { randomToken } from '../src/shared/ids.js';
+
+export const REGIONS_BODY = { regions: [{ id: 'local', name: 'Local', city: null, country_code: null, continent: null, latitude: null, longitude: null }] };
+
+export interface RunningServer {
+  url: string;
+  headers: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/** node:http answering GET /api/v1/regions's JSON, serialized per request, nothing else. */
+export async function startBare(): Promise<RunningServer> {
+  const server = createServer((_req, res) => {
+    const body = JSON.stringify(REGIONS_BODY);
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/regions`,
+    headers: {},
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * Keepwatch as `serve` builds it (log level silent, metrics off) on PGlite, or on PostgreSQL at
+ * `databaseUrl`, with one tenant holding a bound full_access token and a read budget that cannot
+ * throttle the run.
+ */
+export async function startKeepwatch(databaseUrl: string | undefined): Promise<RunningServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'keepwatch-bench-'));
+  const operatorSecret = `bench-${randomToken(12)}`;
+  const config = loadConfig({
+    env: {},
+    cwd: dataDir,
+    overrides: {
+      data_dir: dataDir, database_url: databaseUrl, 'log.level': 'silent', 'metrics.enabled': false,
+      'operator.secret': operatorSecret, 'auth.fingerprint_salt': 'bench-salt', 'auth.fingerprint_salt_rotate': true,
+    },
+  });
+  const services = await createServices(config);
+  const app = await buildApp(services);
+  const close = async () => {
+    await app.close();
+    await services.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const operator = async (method: 'POST' | 'PUT', url: string, payload: object) => {
+      const res = await app.inject({ method, url, payload, headers: { authorization: `Bearer ${operatorSecret}` } });
+      if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
+      return res.json() as Record<string, string>;
+    };
+    const user = await operator('POST', '/operator/users', { email: `bench-${randomToken(6)}@example.test` });
+    await operator('PUT', `/operator/accounts/${user.account_id}/overrides`, { caps: { api_reads_per_minute: 1_000_000_000 }, reason: 'benchmark' });
+    const { token } = await operator('POST', `/operator/users/${user.user_id}/api-tokens`, { name: 'bench', scopes: ['full_access'], org_id: user.org_id });
+    const base = await app.listen({ port: 0, host: '127.0.0.1' });
+    const url = `${base}/api/v1/regions`;
+    const headers = { authorization: `Bearer ${token}` };
+    const probe = await fetch(url, { headers });
+    const body = await probe.text();
+    if (probe.status !== 200 || body !== JSON.stringify(REGIONS_BODY)) throw new Error(`unexpected answer ${probe.status} ${body}`);
+    return { url, headers, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}

@@ -1,0 +1,131 @@
+// The nine check specs (monitoring-api.md, "Check specs") as TypeBox schemas: they validate create,
+// PATCH, bulk, duplicate and test bodies alike, fill defaults, and document the API.
+// Rules a schema cannot state (cross-field rules, DNS forms, SSRF) live in the checks' validators.
+import { Type, type Static, type TObject, type TSchema, type TUnion } from '@sinclair/typebox';
+import {
+  DNS_RECORD_TYPES, EXPECTED_RECORD_MAX_LENGTH, EXPECTED_RECORDS_MAX, EXPIRY_DAYS, FLOW_STEP_TIMEOUT_MS, FLOW_STEPS_MAX,
+  FLOW_TIMEOUT_MS, HEARTBEAT_MAX_MS, HEARTBEAT_PERIOD_MIN_MS, HTTP_METHODS, IP_VERSIONS,
+} from './constants.js';
+
+/**
+ * A `oneOf` with an OpenAPI/Ajv `discriminator`: the validator picks the branch by the tag, so an
+ * error names a field of the branch the client meant, never of a sibling.
+ */
+export function discriminated<T extends TObject[]>(propertyName: string, variants: [...T], options: { description?: string } = {}): TUnion<T> {
+  return Type.Unsafe<Static<TUnion<T>>>({ oneOf: variants, discriminator: { propertyName }, ...options }) as unknown as TUnion<T>;
+}
+
+const strict = { additionalProperties: false } as const;
+const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const timeout = (fallback: number, max = 60_000) =>
+  Type.Integer({ minimum: 1, maximum: max, default: fallback, description: `Milliseconds; default ${fallback}.` });
+const ipVersion = Type.Union(IP_VERSIONS.map((v) => Type.Literal(v)), { default: 'any', description: 'Address family to connect over.' });
+const port = (description: string, fallback?: number) =>
+  Type.Integer({ minimum: 1, maximum: 65535, description, ...(fallback !== undefined && { default: fallback }) });
+const host = Type.String({ minLength: 1, maxLength: 253, description: 'Host name or IP address.' });
+const days = (fallback: number, what: string) =>
+  Type.Integer({ minimum: EXPIRY_DAYS.min, maximum: EXPIRY_DAYS.max, default: fallback, description: `${what}; 1..365, default ${fallback}.` });
+
+export const ExpectedStatus = discriminated('kind', [
+  Type.Object({ kind: Type.Literal('exact'), value: Type.Integer({ minimum: 100, maximum: 599 }) }, strict),
+  Type.Object({ kind: Type.Literal('range'), value: Type.Object({ min: Type.Integer({ minimum: 100, maximum: 599 }), max: Type.Integer({ minimum: 100, maximum: 599 }) }, strict) }, strict),
+  Type.Object({ kind: Type.Literal('one_of'), value: Type.Array(Type.Integer({ minimum: 100, maximum: 599 }), { minItems: 1, maxItems: 50, uniqueItems: true }) }, strict),
+], { description: 'Accepted response statuses; default `{kind: range, value: {min: 200, max: 399}}`.' });
+
+export const DEFAULT_EXPECTED_STATUS = { kind: 'range', value: { min: 200, max: 399 } } as const;
+
+export const HttpCheck = Type.Object({
+  type: Type.Literal('http'),
+  url: Type.String({ minLength: 1, maxLength: 2048, description: 'http or https URL; may hold `{{key}}` variable references.' }),
+  method: Type.Union(HTTP_METHODS.map((m) => Type.Literal(m)), { default: 'GET' }),
+  timeout: timeout(10_000),
+  follow_redirects: Type.Boolean({ default: true }),
+  max_redirects: Type.Integer({ minimum: 0, maximum: 20, default: 5 }),
+  expected_status: Type.Optional(ExpectedStatus),
+  expected_body_contains: Type.Optional(nullable(Type.String({ minLength: 1, maxLength: 1024 }))),
+  headers: Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ maxLength: 8192 }), { default: {}, description: 'Request headers; values may reference variables, secret ones included.' }),
+  body: Type.Optional(nullable(Type.String({ maxLength: 65_536 }))),
+  verify_tls: Type.Boolean({ default: true }),
+  basic_auth: Type.Optional(nullable(Type.Tuple([Type.String({ maxLength: 1024 }), Type.String({ maxLength: 1024 })], { description: '[user, password]; redacted as `***` in responses.' }))),
+  bearer_token: Type.Optional(nullable(Type.String({ minLength: 1, maxLength: 8192, description: 'Redacted as `***` in responses.' }))),
+  ip_version: ipVersion,
+}, { ...strict, title: 'HttpCheck' });
+
+export const TcpCheck = Type.Object({
+  type: Type.Literal('tcp'),
+  host,
+  port: port('TCP port; 0 is refused.'),
+  timeout: timeout(5_000),
+  ip_version: ipVersion,
+}, { ...strict, title: 'TcpCheck' });
+
+export const PingCheck = Type.Object({
+  type: Type.Literal('ping'),
+  host,
+  timeout: timeout(5_000),
+}, { ...strict, title: 'PingCheck' });
+
+export const DnsCheck = Type.Object({
+  type: Type.Literal('dns'),
+  domain: Type.String({ minLength: 1, maxLength: 255 }),
+  record_type: Type.Union(DNS_RECORD_TYPES.map((t) => Type.Literal(t))),
+  resolver: Type.Optional(nullable(Type.String({ minLength: 1, maxLength: 64, description: '`ip` or `ip:port`; omitted means the process resolver.' }))),
+  expected_contains: Type.Optional(nullable(Type.String({ minLength: 1, maxLength: 2048 }))),
+  expected_records: Type.Optional(nullable(Type.Array(Type.String({ minLength: 1, maxLength: EXPECTED_RECORD_MAX_LENGTH }), { maxItems: EXPECTED_RECORDS_MAX, description: 'Exact answer set; an empty list equals none.' }))),
+  timeout: timeout(5_000),
+}, { ...strict, title: 'DnsCheck' });
+
+export const HeartbeatCheck = Type.Object({
+  type: Type.Literal('heartbeat'),
+  period: Type.Integer({ minimum: HEARTBEAT_PERIOD_MIN_MS, maximum: HEARTBEAT_MAX_MS, default: 86_400_000, description: 'Expected time between successes, ms (60 s to 30 d); default one day.' }),
+  grace: Type.Integer({ minimum: 0, maximum: HEARTBEAT_MAX_MS, default: 3_600_000, description: 'Extra wait before going down, ms (0 to 30 d); default one hour.' }),
+  max_runtime: Type.Optional(nullable(Type.Integer({ minimum: HEARTBEAT_PERIOD_MIN_MS, maximum: HEARTBEAT_MAX_MS, description: 'Longest a `/start`ed run may take, ms.' }))),
+}, { ...strict, title: 'HeartbeatCheck' });
+
+export const ManualCheck = Type.Object({ type: Type.Literal('manual') }, { ...strict, title: 'ManualCheck' });
+
+export const TlsCertCheck = Type.Object({
+  type: Type.Literal('tls_cert'),
+  host,
+  port: port('TLS port; default 443.', 443),
+  server_name: Type.Optional(nullable(Type.String({ minLength: 1, maxLength: 253, description: 'SNI override; defaults to `host`.' }))),
+  warn_days: days(30, 'Degraded below this many days; strictly greater than `critical_days`'),
+  critical_days: days(7, 'Down below this many days'),
+  timeout: timeout(10_000),
+  ip_version: ipVersion,
+}, { ...strict, title: 'TlsCertCheck' });
+
+export const DomainExpiryCheck = Type.Object({
+  type: Type.Literal('domain_expiry'),
+  domain: Type.String({ minLength: 3, maxLength: 253, description: '`name.tld`.' }),
+  warn_days: days(30, 'Degraded below this many days; strictly greater than `critical_days`'),
+  critical_days: days(7, 'Down below this many days'),
+  timeout: timeout(10_000),
+}, { ...strict, title: 'DomainExpiryCheck' });
+
+const selector = Type.String({ minLength: 1, maxLength: 1024 });
+export const FlowStep = discriminated('op', [
+  Type.Object({ op: Type.Literal('goto'), url: Type.String({ minLength: 1, maxLength: 2048 }) }, strict),
+  Type.Object({ op: Type.Literal('fill'), selector, value: Type.String({ maxLength: 4096, description: 'May be a `{{name}}` reference to an org secret; redacted as `***` in responses.' }) }, strict),
+  Type.Object({ op: Type.Literal('click'), selector }, strict),
+  Type.Object({ op: Type.Literal('wait_for'), selector }, strict),
+  Type.Object({ op: Type.Literal('assert_text'), contains: Type.String({ minLength: 1, maxLength: 1024 }), selector: Type.Optional(nullable(selector)) }, strict),
+  Type.Object({ op: Type.Literal('assert_url'), contains: Type.String({ minLength: 1, maxLength: 2048 }) }, strict),
+]);
+
+export const FlowCheck = Type.Object({
+  type: Type.Literal('flow'),
+  start_url: Type.String({ minLength: 1, maxLength: 2048 }),
+  steps: Type.Array(FlowStep, { minItems: 1, maxItems: FLOW_STEPS_MAX, description: 'At most 30 (or the plan\'s `max_flow_steps`); at least one `assert_*`.' }),
+  timeout: Type.Integer({ minimum: FLOW_TIMEOUT_MS.min, maximum: FLOW_TIMEOUT_MS.max, default: 30_000, description: 'Whole-run budget, ms.' }),
+  step_timeout: Type.Integer({ minimum: FLOW_STEP_TIMEOUT_MS.min, maximum: FLOW_STEP_TIMEOUT_MS.max, default: 5_000, description: 'Per-step selector wait, ms.' }),
+  verify_tls: Type.Boolean({ default: true }),
+}, { ...strict, title: 'FlowCheck' });
+
+export const CheckSpec = discriminated('type', [HttpCheck, TcpCheck, PingCheck, DnsCheck, HeartbeatCheck, ManualCheck, TlsCertCheck, DomainExpiryCheck, FlowCheck], {
+  description: 'The check, a tagged union on `type`.',
+});
+
+export type CheckSpecT = Static<typeof CheckSpec>;
+export type HttpCheckT = Static<typeof HttpCheck>;
+export type FlowStepT = Static<typeof FlowStep>;

@@ -1,0 +1,142 @@
+// X-Service-Org rules (service-api.md "API token auth" 3) and tenant isolation of org resolution.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Type } from '@sinclair/typebox';
+import { addRoute } from '../../src/http/route.js';
+import { bearer, createTenant, createToken, startTestApp, type Tenant, type TestApp } from '../helpers/app.js';
+
+const TTL_SECS = 30;
+const PROBE = '/api/v1/test-probe/org';
+const MALFORMED = ['Bad_Slug', 'UPPER', '-leading', 'trailing-', 'a'.repeat(60), 'has space', 'dot.ted', '', 'ünï'];
+const UNKNOWN = 'no-such-org-anywhere';
+
+interface ErrorBody { error: { code: string; message: string; field?: string } }
+
+describe('X-Service-Org', () => {
+  let t: TestApp;
+  let a: Tenant; // the caller
+  let b: Tenant; // another tenant; A does not belong to its org
+  let c: Tenant; // a third tenant whose org A has joined as a member
+  let boundA: string;
+  let unboundA: string;
+
+  before(async () => {
+    t = await startTestApp({
+      config: { 'auth.token_cache_ttl_secs': TTL_SECS },
+      extraRoutes: (app) => addRoute(app, {
+        method: 'GET', url: PROBE, auth: 'user', scope: 'targets:read', tags: ['test'], summary: 'org probe',
+        response: { 200: Type.Object({ org_id: Type.String(), org: Type.String(), account_id: Type.String() }) },
+        handler: async (request) => {
+          const org = request.auth!.org!;
+          return { org_id: org.id, org: org.slug, account_id: org.accountId };
+        },
+      }),
+    });
+    [a, b, c] = [await createTenant(t), await createTenant(t), await createTenant(t)];
+    await t.services.db.query(`INSERT INTO memberships (org_id, user_id, role) VALUES ($1, $2, 'Member')`, [c.orgId, a.userId]);
+    boundA = await createToken(t, a.userId, { orgId: a.orgId });
+    unboundA = await createToken(t, a.userId);
+  });
+  after(async () => { await t.close(); });
+
+  const probe = (token: string, org?: string) => t.inject({ method: 'GET', url: PROBE, headers: bearer(token, org) });
+
+  function assertError(res: { statusCode: number; json(): unknown }, status: number, code: string): ErrorBody {
+    const body = res.json() as ErrorBody;
+    assert.equal(res.statusCode, status, JSON.stringify(body));
+    assert.equal(body.error.code, code);
+    return body;
+  }
+
+  it('bound token without the header acts in its org', async () => {
+    const res = await probe(boundA);
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(res.json(), { org_id: a.orgId, org: a.orgSlug, account_id: a.accountId });
+  });
+
+  it('bound token naming its own org acts in it', async () => {
+    const res = await probe(boundA, a.orgSlug);
+    assert.equal(res.statusCode, 200);
+    assert.equal((res.json() as { org_id: string }).org_id, a.orgId);
+  });
+
+  it('bound token naming another org of the same user: 403 ORG_HEADER_MISMATCH', async () => {
+    // A belongs to C's org: the unbound token proves the slug resolves for A.
+    assert.equal((await probe(unboundA, c.orgSlug)).statusCode, 200);
+    const body = assertError(await probe(boundA, c.orgSlug), 403, 'ORG_HEADER_MISMATCH');
+    assert.equal(body.error.field, 'X-Service-Org');
+  });
+
+  it('unbound token without the header: 400 ORG_REQUIRED', async () => {
+    assertError(await probe(unboundA), 400, 'ORG_REQUIRED');
+  });
+
+  it('unbound token acts in whichever of its user\'s orgs the header names', async () => {
+    assert.deepEqual((await probe(unboundA, a.orgSlug)).json(), { org_id: a.orgId, org: a.orgSlug, account_id: a.accountId });
+    assert.deepEqual((await probe(unboundA, c.orgSlug)).json(), { org_id: c.orgId, org: c.orgSlug, account_id: c.accountId });
+  });
+
+  it('a malformed slug is 400 ORG_HEADER_INVALID for either kind of token', async () => {
+    for (const token of [boundA, unboundA]) {
+      for (const slug of MALFORMED) {
+        const body = assertError(await probe(token, slug), 400, 'ORG_HEADER_INVALID');
+        assert.equal(body.error.field, 'X-Service-Org');
+      }
+    }
+  });
+
+  it('an unknown slug is 400 ORG_HEADER_INVALID for either kind of token', async () => {
+    for (const token of [boundA, unboundA]) {
+      const body = assertError(await probe(token, UNKNOWN), 400, 'ORG_HEADER_INVALID');
+      assert.equal(body.error.field, 'X-Service-Org');
+    }
+  });
+
+  it('another tenant\'s org is indistinguishable from an unknown one, for either kind of token', async () => {
+    for (const token of [boundA, unboundA]) {
+      const foreign = await probe(token, b.orgSlug);
+      const unknown = await probe(token, UNKNOWN);
+      assertError(foreign, 400, 'ORG_HEADER_INVALID');
+      assert.deepEqual(JSON.parse(foreign.body.replaceAll(b.orgSlug, '<slug>')), JSON.parse(unknown.body.replaceAll(UNKNOWN, '<slug>')));
+    }
+  });
+
+  it('tenants never see each other\'s org', async () => {
+    const boundB = await createToken(t, b.userId, { orgId: b.orgId });
+    const unboundB = await createToken(t, b.userId);
+    assert.equal((await probe(boundB)).json<{ org_id: string }>().org_id, b.orgId);
+    for (const slug of [a.orgSlug, c.orgSlug]) {
+      assertError(await probe(boundB, slug), 400, 'ORG_HEADER_INVALID');
+      assertError(await probe(unboundB, slug), 400, 'ORG_HEADER_INVALID');
+    }
+    // A token bound to B's org cannot reach A's org through any other path either.
+    const usage = await t.inject({ method: 'GET', url: `/api/v1/orgs/${a.orgId}/usage`, headers: bearer(unboundB) });
+    assertError(usage, 404, 'NOT_FOUND');
+  });
+
+  it('a bound token whose user left the org no longer authenticates (after the cache TTL)', async () => {
+    const d = await createTenant(t);
+    const bound = await createToken(t, d.userId, { orgId: d.orgId });
+    const unbound = await createToken(t, d.userId);
+    assert.equal((await probe(bound)).statusCode, 200);
+    await t.services.db.query('DELETE FROM memberships WHERE org_id = $1 AND user_id = $2', [d.orgId, d.userId]);
+    t.clock.advance(TTL_SECS * 1000 + 1000);
+    assertError(await probe(bound), 401, 'UNAUTHENTICATED');
+    assertError(await probe(bound, d.orgSlug), 401, 'UNAUTHENTICATED');
+    for (const url of ['/api/v1/me', '/api/v1/regions']) {
+      assertError(await t.inject({ method: 'GET', url, headers: bearer(bound) }), 401, 'UNAUTHENTICATED');
+    }
+    // The unbound token still authenticates; the org it left is now unknown to it.
+    assertError(await probe(unbound, d.orgSlug), 400, 'ORG_HEADER_INVALID');
+    assert.equal((await t.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(unbound) })).statusCode, 200);
+  });
+
+  it('a bound token whose org was deleted no longer authenticates (after the cache TTL)', async () => {
+    const e = await createTenant(t);
+    const bound = await createToken(t, e.userId, { orgId: e.orgId });
+    assert.equal((await probe(bound)).statusCode, 200);
+    await t.services.db.query('UPDATE orgs SET deleted_at = $2 WHERE id = $1', [e.orgId, t.clock.now()]);
+    t.clock.advance(TTL_SECS * 1000 + 1000);
+    assertError(await probe(bound), 401, 'UNAUTHENTICATED');
+  });
+});

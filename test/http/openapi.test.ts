@@ -1,0 +1,143 @@
+// Conventions 3: the OpenAPI 3.1 document describes every route the app serves, with its auth and
+// error responses, and the /docs explorer works on an offline machine.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Type } from '@sinclair/typebox';
+import { addRoute } from '../../src/http/route.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+interface Operation {
+  security?: Array<Record<string, string[]>>;
+  responses: Record<string, { $ref?: string; content?: { 'application/json'?: { schema?: { $ref?: string } } } }>;
+  parameters?: Array<{ in: string; name: string }>;
+}
+type Doc = { openapi: string; paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> } };
+
+/** `[METHOD, /path/{param}]` for every route in `app.printRoutes()` (a tree, one node per line). */
+function registeredRoutes(tree: string): Array<[string, string]> {
+  const stack: string[] = [];
+  const routes: Array<[string, string]> = [];
+  for (const line of tree.split('\n')) {
+    const match = /^((?:│ {3}| {4})*)(?:├── |└── )(.*?)(?: \(([A-Z, ]+)\))?$/.exec(line);
+    if (!match) continue;
+    const depth = match[1]!.length / 4;
+    stack.length = depth;
+    stack.push(match[2]!);
+    const path = stack.join('').replace(/:(\w+)/g, '{$1}');
+    for (const method of match[3]?.split(', ') ?? []) routes.push([method, path]);
+  }
+  return routes;
+}
+
+const errorRef = (op: Operation, status: number): string | undefined => op.responses[status]?.content?.['application/json']?.schema?.$ref;
+
+describe('OpenAPI document and explorer', () => {
+  let t: TestApp;
+  let doc: Doc;
+
+  before(async () => {
+    t = await startTestApp({
+      extraRoutes: (app) => {
+        addRoute(app, {
+          method: 'POST', url: '/api/v1/probe-scoped/:id', auth: 'user', scope: 'targets:write', tags: ['probe'], summary: 'probe',
+          params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
+          body: Type.Object({ name: Type.String() }, { additionalProperties: false }),
+          response: { 200: Type.Object({ ok: Type.Boolean() }) }, handler: async () => ({ ok: true }),
+        });
+      },
+    });
+    const res = await t.inject({ method: 'GET', url: '/api/openapi.json' });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
+    doc = res.json() as Doc;
+  });
+  after(async () => { await t.close(); });
+
+  it('validates as OpenAPI 3.1', async () => {
+    assert.equal(doc.openapi, '3.1.0');
+    const validator = new Validator();
+    const result = await validator.validate(doc as unknown as Record<string, unknown>);
+    assert.deepEqual(result.errors, undefined);
+    assert.equal(result.valid, true);
+    assert.equal(validator.version, '3.1');
+  });
+
+  it('the validator is real: a broken document fails it', async () => {
+    const broken = structuredClone(doc) as unknown as { paths: Record<string, Record<string, { responses: unknown }>> };
+    broken.paths['/healthz']!.get!.responses = 'none';
+    assert.equal((await new Validator().validate(broken as unknown as Record<string, unknown>)).valid, false);
+  });
+
+  it('documents every route Fastify registered', () => {
+    const routes = registeredRoutes(t.app.printRoutes({ commonPrefix: false }));
+    assert.ok(routes.length > 20, `parsed ${routes.length} routes`);
+    assert.ok(routes.some(([m, p]) => m === 'POST' && p === '/api/v1/probe-scoped/{id}'), 'the parser sees the probe route');
+    const missing = routes
+      .filter(([method, path]) => method !== 'HEAD' && path !== '/docs' && !path.startsWith('/docs/'))
+      .filter(([method, path]) => !doc.paths[path]?.[method.toLowerCase()])
+      .map(([method, path]) => `${method} ${path}`);
+    assert.deepEqual(missing, []);
+    for (const path of ['/healthz', '/readyz', '/api/openapi.json', '/api/v1/regions', '/operator/regions/{id}']) assert.ok(doc.paths[path], path);
+  });
+
+  it('gives user routes the apiToken scheme with their scope, and 401/429 as the Error schema', () => {
+    const userOps = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => op.security?.some((s) => 'apiToken' in s)).map(([m, op]) => [`${m} ${path}`, op] as const));
+    assert.ok(userOps.length >= 3);
+    for (const [name, op] of userOps) {
+      assert.deepEqual(op.security!.map((s) => Object.keys(s)), [['apiToken']], name);
+      assert.equal(errorRef(op, 401), '#/components/schemas/Error', name);
+      assert.equal(errorRef(op, 429), '#/components/schemas/Error', name);
+    }
+    assert.deepEqual(doc.paths['/api/v1/regions']!.get!.security, [{ apiToken: [] }]);
+    const scoped = doc.paths['/api/v1/probe-scoped/{id}']!.post!;
+    assert.deepEqual(scoped.security, [{ apiToken: ['targets:write'] }]);
+    for (const status of [400, 401, 403, 404, 415, 422, 429]) assert.equal(errorRef(scoped, status), '#/components/schemas/Error', `probe ${status}`);
+    assert.ok(scoped.parameters?.some((p) => p.in === 'header' && p.name === 'x-service-org'), 'org-scoped routes document X-Service-Org');
+    assert.ok(doc.components.securitySchemes.apiToken);
+    assert.ok(doc.components.schemas.Error);
+  });
+
+  it('gives operator routes the operatorSecret scheme, and public routes none', () => {
+    const operatorPaths = Object.entries(doc.paths).filter(([path]) => path.startsWith('/operator/'));
+    assert.ok(operatorPaths.length >= 5);
+    for (const [path, ops] of operatorPaths) {
+      for (const [method, op] of Object.entries(ops)) {
+        assert.deepEqual(op.security, [{ operatorSecret: [] }], `${method} ${path}`);
+        assert.equal(errorRef(op, 404), '#/components/schemas/Error', `${method} ${path}`);
+      }
+    }
+    for (const path of ['/healthz', '/readyz', '/api/openapi.json']) assert.equal(doc.paths[path]!.get!.security, undefined, path);
+    assert.equal(errorRef(doc.paths['/readyz']!.get!, 503), '#/components/schemas/Error');
+  });
+
+  it('every /api/v1 operation requires a token', () => {
+    for (const [path, ops] of Object.entries(doc.paths).filter(([p]) => p.startsWith('/api/v1/'))) {
+      for (const [method, op] of Object.entries(ops)) assert.ok(op.security?.length, `${method} ${path}`);
+    }
+  });
+
+  it('serves the explorer at /docs with every asset from /docs/static and no other host', async () => {
+    const page = await t.inject({ method: 'GET', url: '/docs' });
+    assert.equal(page.statusCode, 200);
+    assert.match(String(page.headers['content-type']), /^text\/html/);
+    assert.match(page.body, /swagger-ui/);
+    const assets = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    assert.ok(assets.length >= 3, 'the page loads scripts and styles');
+    for (const asset of assets) {
+      assert.doesNotMatch(asset, /^(https?:)?\/\//i, asset);
+      assert.ok(asset.startsWith('/docs/static/'), asset);
+      const res = await t.inject({ method: 'GET', url: asset });
+      assert.equal(res.statusCode, 200, asset);
+      assert.ok(res.body.length > 0, asset);
+    }
+    const init = await t.inject({ method: 'GET', url: '/docs/static/swagger-initializer.js' });
+    assert.equal(init.statusCode, 200);
+    const code = init.body.replace(/^\s*\/\/.*$/gm, '');
+    assert.deepEqual(code.match(/https?:\/\/[^\s'"`)]+/g) ?? [], [], 'the initializer calls no other host');
+    assert.match(code, /validatorUrl"?\s*:\s*null/, 'no online validator badge');
+    const spec = await t.inject({ method: 'GET', url: '/docs/json' });
+    assert.equal(spec.statusCode, 200);
+    assert.equal((spec.json() as Doc).openapi, '3.1.0');
+  });
+});

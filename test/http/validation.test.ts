@@ -1,0 +1,128 @@
+// Unit tests of the request validator: JSON-pointer to field paths, and which error a failed body reports.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Type, type TSchema } from '@sinclair/typebox';
+import { AppError } from '../../src/shared/errors.js';
+import { findUnstorableText, pointerToField, validatorCompiler } from '../../src/http/validation.js';
+
+describe('pointerToField', () => {
+  it('turns a JSON pointer into a dotted path with array indexes', () => {
+    assert.equal(pointerToField(''), '');
+    assert.equal(pointerToField('/name'), 'name');
+    assert.equal(pointerToField('/check/type'), 'check.type');
+    assert.equal(pointerToField('/check/steps/1/selector'), 'check.steps[1].selector');
+    assert.equal(pointerToField('/copies/0/address'), 'copies[0].address');
+    assert.equal(pointerToField('/matrix/0/12'), 'matrix[0][12]');
+    assert.equal(pointerToField('/0/name'), '[0].name');
+  });
+  it('unescapes ~1 and ~0 and keeps map keys as they are', () => {
+    assert.equal(pointerToField('/check/headers/X-Api~1Key'), 'check.headers.X-Api/Key');
+    assert.equal(pointerToField('/a~0b/c~01'), 'a~b.c~1');
+    assert.equal(pointerToField('/headers/ü key'), 'headers.ü key');
+  });
+});
+
+/** Validates `data` as a body against `schema`; returns the AppError, or undefined when valid. */
+function check(schema: TSchema, data: unknown, httpPart = 'body'): AppError | undefined {
+  const validate = validatorCompiler({ schema, method: 'POST', url: '/x', httpPart }) as (d: unknown) => { error?: Error; value?: unknown };
+  const result = validate(data);
+  if (!result.error) return undefined;
+  assert.ok(result.error instanceof AppError);
+  return result.error;
+}
+
+const Http = Type.Object({ type: Type.Literal('http'), url: Type.String({ minLength: 1 }) }, { additionalProperties: false });
+const Tcp = Type.Object({ type: Type.Literal('tcp'), host: Type.String(), port: Type.Integer({ minimum: 1, maximum: 65535 }) }, { additionalProperties: false });
+const Body = Type.Object({
+  name: Type.String({ maxLength: 10 }),
+  city: Type.Optional(Type.Union([Type.String({ maxLength: 5 }), Type.Null()])),
+  check: Type.Optional(Type.Union([Http, Tcp])),
+  tags: Type.Optional(Type.Array(Type.String(), { maxItems: 2 })),
+}, { additionalProperties: false });
+
+describe('validatorCompiler on bodies', () => {
+  it('accepts a valid body and applies defaults without coercing', () => {
+    assert.equal(check(Body, { name: 'a', check: { type: 'tcp', host: 'h', port: 1 } }), undefined);
+    const e = check(Body, { name: 7 });
+    assert.equal(e?.status, 400);
+    assert.equal(e?.extra.field, 'name');
+  });
+
+  it('reports an unknown key with its path and the keys its object accepts', () => {
+    const e = check(Body, { name: 'a', check: { type: 'tcp', host: 'h', port: 1, tls: true } });
+    assert.deepEqual([e?.status, e?.code, e?.extra.field, e?.extra.allowed], [422, 'INVALID_JSON', 'check.tls', ['type', 'host', 'port']]);
+  });
+
+  it('follows the discriminator of a union to the branch the client meant', () => {
+    const e = check(Body, { name: 'a', check: { type: 'tcp', host: 'h', port: 0 } });
+    assert.deepEqual([e?.status, e?.code, e?.extra.field], [400, 'VALIDATION_FAILED', 'check.port']);
+    const missing = check(Body, { name: 'a', check: { type: 'tcp', host: 'h' } });
+    assert.equal(missing?.extra.field, 'check.port');
+    const http = check(Body, { name: 'a', check: { type: 'http', url: '' } });
+    assert.equal(http?.extra.field, 'check.url');
+  });
+
+  it('names the discriminator when it matches no branch, listing the accepted values', () => {
+    const e = check(Body, { name: 'a', check: { type: 'smtp', host: 'h' } });
+    assert.deepEqual([e?.status, e?.code, e?.extra.field], [400, 'VALIDATION_FAILED', 'check.type']);
+    assert.match(e!.message, /"http", "tcp"/);
+    const absent = check(Body, { name: 'a', check: { host: 'h' } });
+    assert.deepEqual([absent?.code, absent?.extra.field], ['VALIDATION_FAILED', 'check.type']);
+    const scalar = check(Body, { name: 'a', check: 'http' });
+    assert.deepEqual([scalar?.code, scalar?.extra.field], ['VALIDATION_FAILED', 'check']);
+  });
+
+  it('explains a nullable field by the branch that fits its type', () => {
+    const long = check(Body, { name: 'a', city: 'Amsterdam' });
+    assert.equal(long?.extra.field, 'city');
+    assert.match(long!.message, /5 characters/);
+    const wrong = check(Body, { name: 'a', city: 5 });
+    assert.equal(wrong?.extra.field, 'city');
+    assert.match(wrong!.message, /string or null/);
+  });
+
+  it('treats a body of the wrong JSON type as INVALID_JSON and an empty object as a whole-body failure', () => {
+    for (const data of [[], 'x', 3, null, true]) {
+      const e = check(Body, data);
+      assert.deepEqual([e?.status, e?.code], [400, 'INVALID_JSON'], JSON.stringify(data));
+    }
+    const e = check(Type.Object({ a: Type.Optional(Type.String()) }, { additionalProperties: false, minProperties: 1 }), {});
+    assert.deepEqual([e?.status, e?.code, e?.extra.field], [400, 'VALIDATION_FAILED', undefined]);
+  });
+
+  it('names array items by index', () => {
+    const e = check(Body, { name: 'a', tags: ['x', 5] });
+    assert.equal(e?.extra.field, 'tags[1]');
+    assert.equal(check(Body, { name: 'a', tags: ['x', 'y', 'z'] })?.extra.field, 'tags');
+  });
+});
+
+describe('text PostgreSQL cannot store', () => {
+  it('finds NUL characters and unpaired surrogates in values and keys, by path', () => {
+    assert.equal(findUnstorableText({ a: 'fine 𝕂 ü', b: [1, null, { c: 'ok' }] }), undefined);
+    assert.equal(findUnstorableText({ a: 'x\u0000y' }), 'a');
+    assert.equal(findUnstorableText({ a: [{ b: 'ok' }, { b: '\uD800' }] }), 'a[1].b');
+    assert.equal(findUnstorableText({ a: { 'k\uDC00': 'v' } }), 'a.k?');
+    let deep: unknown = '\u0000';
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    assert.equal(findUnstorableText({ deep })?.slice(0, 10), 'deep[0][0]');
+  });
+
+  it('rejects such text in a body as 400 VALIDATION_FAILED naming the field, and in a path as 404', () => {
+    const e = check(Body, { name: 'a\u0000' });
+    assert.deepEqual([e?.status, e?.code, e?.extra.field], [400, 'VALIDATION_FAILED', 'name']);
+    assert.equal(check(Body, { name: 'a', city: '\uDBFF' })?.extra.field, 'city');
+    assert.equal(check(Body, { name: '\uD83D\uDE00' }), undefined, 'a paired surrogate is fine');
+    assert.equal(check(Type.Object({ id: Type.String() }), { id: 'a\u0000' }, 'params')?.status, 404);
+  });
+});
+
+describe('validatorCompiler on other parts', () => {
+  it('turns a bad path parameter into 404 and a bad query parameter into 400 with the field', () => {
+    const params = check(Type.Object({ id: Type.String({ format: 'uuid' }) }), { id: 'nope' }, 'params');
+    assert.deepEqual([params?.status, params?.code], [404, 'NOT_FOUND']);
+    const query = check(Type.Object({ limit: Type.Integer({ maximum: 1000 }) }), { limit: '5000' }, 'querystring');
+    assert.deepEqual([query?.status, query?.code, query?.extra.field], [400, 'VALIDATION_FAILED', 'limit']);
+    assert.equal(check(Type.Object({ limit: Type.Integer() }), { limit: '50' }, 'querystring'), undefined, 'query strings are coerced');
+  });
+});
