@@ -1,5 +1,6 @@
 // CLI entry: keepwatch serve | migrate | admin ...
 import { ConfigError, loadConfig } from './config/load.js';
+import { DataDirLockedError } from './db/data-dir-lock.js';
 import { migrate } from './db/migrate.js';
 import { adminUsage, runAdmin } from './operator/cli.js';
 import { createLogger, openStore } from './services.js';
@@ -56,7 +57,9 @@ function takeConfigFlag(args: string[]): string | undefined {
 main(process.argv.slice(2)).then(
   (code) => { if (code !== 0) process.exitCode = code; },
   (err: unknown) => {
-    process.stderr.write(err instanceof ConfigError ? `${err.message}\n` : `${(err as Error).stack ?? String(err)}\n`);
+    // Refusals a user can act on print one line; anything else prints its stack.
+    const known = err instanceof ConfigError || err instanceof DataDirLockedError;
+    process.stderr.write(known ? `${err.message}\n` : `${(err as Error).stack ?? String(err)}\n`);
     process.exitCode = 1;
   },
 );

@@ -13,6 +13,9 @@ import { PlanService, seedPlans } from './plans/service.js';
 import { quotaEventWriter, type QuotaEvent } from './plans/quota-events.js';
 import { RateLimiter } from './plans/rate-budget.js';
 import { RegionCatalog } from './regions/catalog.js';
+import { DenyListHolder, installSighupReload } from './net/deny-lists.js';
+import { NetworkGuard } from './net/guard.js';
+import { createSealer, type Sealer } from './shared/seal.js';
 import type { BatchWriter } from './shared/batch-writer.js';
 import { systemClock, type Clock } from './shared/context.js';
 import { sha256 } from './shared/ids.js';
@@ -31,6 +34,12 @@ export interface Services {
   loginAttempts: BatchWriter<LoginAttempt>;
   quotaEvents: BatchWriter<QuotaEvent>;
   fingerprint: Fingerprinter;
+  /** Seals credentials and secrets at rest under `security.credentials_kek_base64`. */
+  sealer: Sealer;
+  /** Refuses targets in blocked address ranges unless `security.allow_private_targets`. */
+  guard: NetworkGuard;
+  /** The live deny-lists (swapped whole on SIGHUP with `abuse.hot_reload_enabled`). */
+  denyLists: DenyListHolder;
   /** null: the operator surface answers 404. */
   operatorSecret: string | null;
   /** Stops timers and flushes buffered writes; closes the store when it was opened here. */
@@ -68,8 +77,18 @@ export async function createServices(config: Config, options: ServiceOptions = {
     if (!options.db) await db.close();
     throw err;
   }
+  let sealer: Sealer;
+  let denyLists: DenyListHolder;
+  try {
+    sealer = createSealer(config, log);
+    denyLists = loadDenyLists(config);
+  } catch (err) {
+    if (!options.db) await db.close();
+    throw err;
+  }
   const fingerprint = new Fingerprinter(fingerprintSalt(config, dataDir));
   await checkSaltUnchanged(db, config, fingerprint);
+  const uninstallSighup = installSighupReload(denyLists, log, { enabled: cfg.bool(config, 'abuse.hot_reload_enabled') });
   const cacheTtlMs = cfg.int(config, 'auth.token_cache_ttl_secs') * 1000;
   const rateLimiter = new RateLimiter(db, clock, log, cfg.int(config, 'rate_limit.sync_interval_ms'));
   rateLimiter.start();
@@ -77,12 +96,15 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const quotaEvents = quotaEventWriter(db, fingerprint, log);
   return {
     config, db, clock, log, dataDir, fingerprint, rateLimiter, loginAttempts, quotaEvents,
-    tokens: new TokenVerifier(db, clock, cacheTtlMs),
+    sealer, denyLists,
+    guard: new NetworkGuard({ allowPrivate: cfg.bool(config, 'security.allow_private_targets') }),
+    tokens: new TokenVerifier(db, clock, cacheTtlMs, (err) => log.warn({ err }, 'api token last_used_at write failed')),
     orgs: new OrgDirectory(db, clock, cacheTtlMs),
     plans: new PlanService(db, clock, cfg.int(config, 'plan_cache_ttl_secs') * 1000, cfg.str(config, 'deployment.mode') === 'self_hosted'),
     regions: new RegionCatalog(db, clock),
     operatorSecret: operatorSecret(config, dataDir, log),
     async close() {
+      uninstallSighup();
       await rateLimiter.stop();
       await Promise.all([loginAttempts.flush(), quotaEvents.flush()]);
       if (!options.db) await db.close();
@@ -99,6 +121,17 @@ export async function prepareStore(db: Db, config: Config, _dataDir: string, log
   // default_plan applies only at first-run seeding: later edits do not move the install's default.
   await db.query(`INSERT INTO settings (key, value) VALUES ('default_plan', $1) ON CONFLICT (key) DO NOTHING`,
     [JSON.stringify(cfg.str(config, 'default_plan'))]);
+}
+
+/** A bad deny-list line refuses the boot, naming the key and `file:line`. */
+function loadDenyLists(config: Config): DenyListHolder {
+  const paths = { urlPatterns: cfg.optStr(config, 'abuse.url_patterns_file'), domains: cfg.optStr(config, 'abuse.domain_denylist_file') };
+  try {
+    return new DenyListHolder(paths);
+  } catch (err) {
+    const key = paths.domains && (err as Error).message.includes(paths.domains) ? 'abuse.domain_denylist_file' : 'abuse.url_patterns_file';
+    throw new ConfigError(key, (err as Error).message);
+  }
 }
 
 function fingerprintSalt(config: Config, dataDir: string): string {

@@ -54,6 +54,8 @@ const BASE_KEYS: Record<string, KeySpec> = {
   'operator.auto_secret': { type: 'boolean', default: true, description: 'When `operator.secret` is unset, generate one into `data_dir/operator-secret` (mode 0600).' },
   'mail.smtp_url': { type: 'string', secret: true, description: 'SMTP server (smtp://host:port); unset writes outgoing mail to the log.' },
   'mail.from': { type: 'string', default: 'Keepwatch <keepwatch@localhost>', description: 'Sender of outgoing mail.' },
+  'abuse.url_patterns_file': { type: 'string', description: 'Recon-path deny-list: one glob per line over the URL path (`/.env`, `/wp-admin/**`), `#` comments; a match is 400 `URL_PATTERN_BLOCKED`.' },
+  'abuse.domain_denylist_file': { type: 'string', description: 'Domain deny-list: one domain per line, covering its subdomains; a match is 400 `DOMAIN_DENYLISTED`.' },
   'abuse.hot_reload_enabled': { type: 'boolean', default: false, description: 'SIGHUP re-reads the deny-lists.' },
   'rate_limit.sync_interval_ms': { type: 'integer', default: 1000, min: 1, description: 'How often a node shares its rate-budget counts through the store.' },
 };

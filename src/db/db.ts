@@ -2,6 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
+import { lockDataDir } from './data-dir-lock.js';
 
 export type Row = Record<string, unknown>;
 
@@ -64,8 +65,18 @@ export interface PgliteOptions {
 }
 
 export async function openPglite(options: PgliteOptions = {}): Promise<Db & { pglite: PGlite }> {
-  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-  const pglite = await PGlite.create(options.dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
+  let unlock = (): void => {};
+  if (options.dataDir) {
+    mkdirSync(options.dataDir, { recursive: true });
+    unlock = lockDataDir(options.dataDir);
+  }
+  let pglite: PGlite;
+  try {
+    pglite = await PGlite.create(options.dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
+  } catch (err) {
+    unlock();
+    throw err;
+  }
   // Every query is one statement; JSON and timestamps arrive parsed like `pg` does.
   const run = async <T>(q: Pick<PGlite, 'query'>, sql: string, params?: readonly unknown[]) =>
     (await q.query<T>(sql, params as unknown[])).rows;
@@ -75,6 +86,9 @@ export async function openPglite(options: PgliteOptions = {}): Promise<Db & { pg
     query: (sql, params) => run(pglite, sql, params),
     exec: async (sql) => void (await pglite.exec(sql)),
     transaction: (fn) => pglite.transaction((tx) => fn({ query: (sql, params) => run(tx, sql, params), exec: async (sql) => void (await tx.exec(sql)) })),
-    close: () => pglite.close(),
+    close: async () => {
+      await pglite.close();
+      unlock();
+    },
   };
 }

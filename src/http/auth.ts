@@ -75,9 +75,9 @@ function recordFailure(request: FastifyRequest, services: Services, failureReaso
 }
 
 /**
- * `X-Service-Org` rules (service-api.md, "API token auth" 3). A slug names an org only if the caller
- * belongs to it: another tenant's org is "unknown" (400), exactly like a slug nobody holds, so the
- * answer never tells whether a foreign org exists. `ORG_HEADER_MISMATCH` is for another org of the caller's own.
+ * `X-Service-Org` rules (service-api.md, "API token auth" 3). A bound token's header must name its own
+ * org, else 403 ORG_HEADER_MISMATCH; a slug no org holds is 400 ORG_HEADER_INVALID for either kind.
+ * An unbound token naming an org its user does not belong to gets the same 400 as an unknown slug.
  */
 async function resolveOrg(request: FastifyRequest, services: Services, userId: string, bound: OrgRef | null): Promise<OrgRef> {
   const header = request.headers['x-service-org'];
@@ -90,11 +90,13 @@ async function resolveOrg(request: FastifyRequest, services: Services, userId: s
   }
   if (bound?.slug === header) return bound;
   const org = await services.orgs.forUserBySlug(userId, header);
-  if (!org) throw new AppError(400, 'ORG_HEADER_INVALID', `no org "${header}"`, { field: 'X-Service-Org' });
+  if (!org && !(bound && (await services.orgs.slugExists(header)))) {
+    throw new AppError(400, 'ORG_HEADER_INVALID', `no org "${header}"`, { field: 'X-Service-Org' });
+  }
   if (bound) {
     throw new AppError(403, 'ORG_HEADER_MISMATCH', 'X-Service-Org names another org than the one this token is bound to', { field: 'X-Service-Org' });
   }
-  return org;
+  return org!;
 }
 
 /** The org a token is bound to, while the user still belongs to it and it is live; null when unbound or gone. */

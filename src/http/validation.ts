@@ -16,6 +16,9 @@ function makeAjv(coerce: boolean): Ajv {
     coerceTypes: coerce ? 'array' : false,
     verbose: true,
     strict: false,
+    // A tagged `oneOf` evaluates only the branch its tag names: defaults of sibling branches never
+    // leak into the data, and errors speak of the branch the client meant.
+    discriminator: true,
   });
   addFormats(ajv);
   return ajv;
@@ -132,11 +135,22 @@ function bodyError(err: ErrorObject, at: string): AppError {
   if (at === '' && (err.keyword === 'minProperties' || err.keyword === 'maxProperties')) {
     return new AppError(400, 'VALIDATION_FAILED', err.keyword === 'minProperties' ? 'send at least one field' : 'the body has too many fields');
   }
+  if (err.keyword === 'discriminator') return discriminatorError(err, at);
   if (err.keyword === 'required') {
     const field = join(at, String(err.params.missingProperty));
     return new AppError(400, 'VALIDATION_FAILED', `${field} is required`, { field });
   }
   return new AppError(400, 'VALIDATION_FAILED', `${at} ${describe(err)}`, { field: at });
+}
+
+/** A tagged union whose tag is missing, not a string, or names no branch. */
+function discriminatorError(err: ErrorObject, at: string): AppError {
+  const tag = String(err.params.tag);
+  const field = join(at, tag);
+  const branches = ((err.parentSchema as { oneOf?: unknown[] } | undefined)?.oneOf ?? []);
+  const values = branches.flatMap((b) => constProperties(b).filter(([k]) => k === tag).map(([, v]) => JSON.stringify(v)));
+  const what = err.params.tagValue === undefined ? 'is required' : `must be one of: ${values.join(', ')}`;
+  return new AppError(400, 'VALIDATION_FAILED', `${field} ${what}`, { field });
 }
 
 function describe(err: ErrorObject): string {

@@ -41,7 +41,7 @@ export function slugify(name: string): string {
   return slug || 'org';
 }
 
-/** `acme`, then `acme-2`, `acme-3`... The unique index decides a race; the loser takes the next free slug. */
+/** `acme`, then `acme-2`, `acme-3`... */
 async function freeSlug(tx: Executor, base: string): Promise<string> {
   const taken = new Set((await tx.query<{ slug: string }>(
     `SELECT slug FROM orgs WHERE slug = $1 OR slug LIKE $1 || '-%'`, [base])).map((r) => r.slug));
@@ -49,9 +49,15 @@ async function freeSlug(tx: Executor, base: string): Promise<string> {
   for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
 }
 
+/**
+ * Creators of one base slug take turns (a transaction cannot see another's uncommitted org, so
+ * without the lock concurrent creators keep choosing the same slug); the unique index stays the last word.
+ */
 async function insertOrgWithFreeSlug(tx: Executor, org: { id: string; accountId: string; name: string }): Promise<string> {
+  const base = slugify(org.name);
+  await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 3))', [`org-slug:${base}`]);
   for (let attempt = 0; attempt < 5; attempt++) {
-    const slug = await freeSlug(tx, slugify(org.name));
+    const slug = await freeSlug(tx, base);
     const rows = await tx.query('INSERT INTO orgs (id, account_id, slug, name) VALUES ($1, $2, $3, $4) ON CONFLICT (slug) DO NOTHING RETURNING id',
       [org.id, org.accountId, slug, org.name]);
     if (rows.length) return slug;

@@ -92,11 +92,17 @@ export async function runAdmin(args: string[], config: Config, out: (s: string) 
   }
   const base = (values.url as string | undefined) ?? `http://${cfg.str(config, 'http.host')}:${cfg.int(config, 'http.port')}`;
   const { method, path, body } = command.request(values);
-  const response = await fetch(new URL(path, base), {
-    method,
-    headers: { authorization: `Bearer ${secret}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  let response: Response;
+  try {
+    response = await fetch(new URL(path, base), {
+      method,
+      headers: { authorization: `Bearer ${secret}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (err) {
+    out(`cannot reach the server at ${base} (${(err as Error & { cause?: Error }).cause?.message ?? (err as Error).message}); is \`keepwatch serve\` running? (--url to point elsewhere)`);
+    return 3;
+  }
   const text = await response.text();
   out(text ? JSON.stringify(JSON.parse(text), null, 2) : `${response.status}`);
   return response.ok ? 0 : 1;

@@ -44,6 +44,10 @@ export class OrgDirectory {
     return accountId;
   }
 
+  async slugExists(slug: string): Promise<boolean> {
+    return (await this.db.query('SELECT 1 FROM orgs WHERE slug = $1 AND deleted_at IS NULL', [slug])).length > 0;
+  }
+
   private async cached(map: Map<string, Entry>, key: string, where: string, params: unknown[]): Promise<OrgRef | null> {
     const now = this.clock.now().getTime();
     const hit = map.get(key);

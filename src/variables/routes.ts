@@ -1,15 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { addRoute, IdParams } from '../http/route.js';
 import type { Services } from '../services.js';
-import { createSealer, type Sealer } from '../shared/seal.js';
 import { CreateVariableBody, ListVariablesQuery, RotateVariableBody, Variable, VariableList } from './schema.js';
 import { createVariable, deleteVariable, getVariableInOrg, listVariables, rotateVariable, type VariablesCtx } from './service.js';
 
 const TAGS = ['variables'];
 
 export function registerVariableRoutes(app: FastifyInstance, services: Services): void {
-  // Until Services carries the process's sealer, build it here (once per app, at boot).
-  const sealer = (services as Partial<{ sealer: Sealer }>).sealer ?? createSealer(services.config, services.log);
+  const { sealer } = services;
   const ctx = (request: Pick<FastifyRequest, 'auth'>): VariablesCtx => {
     const { actor, org } = request.auth!;
     return { db: services.db, actor, org: org!, sealer };

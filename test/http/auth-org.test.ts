@@ -92,13 +92,16 @@ describe('X-Service-Org', () => {
     }
   });
 
-  it('another tenant\'s org is indistinguishable from an unknown one, for either kind of token', async () => {
-    for (const token of [boundA, unboundA]) {
-      const foreign = await probe(token, b.orgSlug);
-      const unknown = await probe(token, UNKNOWN);
-      assertError(foreign, 400, 'ORG_HEADER_INVALID');
-      assert.deepEqual(JSON.parse(foreign.body.replaceAll(b.orgSlug, '<slug>')), JSON.parse(unknown.body.replaceAll(UNKNOWN, '<slug>')));
-    }
+  it('a bound token naming another tenant\'s org: 403 ORG_HEADER_MISMATCH (it must name its own org)', async () => {
+    const body = assertError(await probe(boundA, b.orgSlug), 403, 'ORG_HEADER_MISMATCH');
+    assert.equal(body.error.field, 'X-Service-Org');
+  });
+
+  it('an unbound token naming another tenant\'s org is indistinguishable from an unknown one', async () => {
+    const foreign = await probe(unboundA, b.orgSlug);
+    const unknown = await probe(unboundA, UNKNOWN);
+    assertError(foreign, 400, 'ORG_HEADER_INVALID');
+    assert.deepEqual(JSON.parse(foreign.body.replaceAll(b.orgSlug, '<slug>')), JSON.parse(unknown.body.replaceAll(UNKNOWN, '<slug>')));
   });
 
   it('tenants never see each other\'s org', async () => {
@@ -106,7 +109,7 @@ describe('X-Service-Org', () => {
     const unboundB = await createToken(t, b.userId);
     assert.equal((await probe(boundB)).json<{ org_id: string }>().org_id, b.orgId);
     for (const slug of [a.orgSlug, c.orgSlug]) {
-      assertError(await probe(boundB, slug), 400, 'ORG_HEADER_INVALID');
+      assertError(await probe(boundB, slug), 403, 'ORG_HEADER_MISMATCH');
       assertError(await probe(unboundB, slug), 400, 'ORG_HEADER_INVALID');
     }
     // A token bound to B's org cannot reach A's org through any other path either.

@@ -69,4 +69,11 @@ describe('keepwatch admin', () => {
     assert.equal(res.code, 2);
     assert.match(res.stdout, /no operator secret/);
   });
+
+  it('says so in one line when no server answers', async () => {
+    const res = await runCli(['admin', 'list-regions', '--url', 'http://127.0.0.1:9'], env);
+    assert.equal(res.code, 3);
+    assert.match(res.stdout, /^cannot reach the server at http:\/\/127\.0\.0\.1:9 .*keepwatch serve/);
+    assert.doesNotMatch(res.stdout + res.stderr, /\n\s+at /);
+  });
 });

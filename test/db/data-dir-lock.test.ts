@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { DataDirLockedError, LOCK_FILE, lockDataDir } from '../../src/db/data-dir-lock.js';
+import { openPglite } from '../../src/db/db.js';
+
+describe('embedded store: one process per data dir', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'keepwatch-lock-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('a second open of a locked data dir is refused; closing releases it', async () => {
+    const db = await openPglite({ dataDir: join(dir, 'pg') });
+    try {
+      await assert.rejects(openPglite({ dataDir: join(dir, 'pg') }), DataDirLockedError);
+    } finally {
+      await db.close();
+    }
+    assert.equal(existsSync(join(dir, 'pg', LOCK_FILE)), false);
+    const again = await openPglite({ dataDir: join(dir, 'pg') });
+    assert.equal((await again.query<{ n: number }>('SELECT 1 AS n'))[0]!.n, 1);
+    await again.close();
+  });
+
+  it('a lock held by a live process refuses; one left by a dead process is taken over', async () => {
+    const other = join(dir, 'other');
+    rmSync(other, { recursive: true, force: true });
+    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+    try {
+      await import('node:fs').then((fs) => fs.mkdirSync(other, { recursive: true }));
+      writeFileSync(join(other, LOCK_FILE), `${child.pid}\n`);
+      assert.throws(() => lockDataDir(other), (e: unknown) => e instanceof DataDirLockedError && e.pid === child.pid);
+    } finally {
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
+    const release = lockDataDir(other);
+    release();
+    assert.equal(existsSync(join(other, LOCK_FILE)), false);
+  });
+});
