@@ -36,7 +36,9 @@ export function installConventions(app: FastifyInstance): void {
     }
   });
 
+  // One hook for every response header (each async hook costs on the hot path).
   app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('x-request-id', request.id);
     const value = cacheControlFor(request.method, request.url);
     if (value) reply.header('cache-control', value);
     return payload;

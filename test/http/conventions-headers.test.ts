@@ -68,6 +68,13 @@ describe('response headers, 404s and health', () => {
     assert.equal(res.headers['content-type'], JSON_TYPE);
   });
 
+  it('answers every request with its request id, echoing one the client sent', async () => {
+    const minted = await t.inject({ method: 'GET', url: '/api/v1/regions', headers: bearer(token) });
+    assert.match(String(minted.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+    const echoed = await t.inject({ method: 'GET', url: '/api/v1/nope', headers: { ...bearer(token), 'x-request-id': 'trace-42' } });
+    assert.equal(echoed.headers['x-request-id'], 'trace-42');
+  });
+
   it('sets the read Cache-Control on error answers to GET too', async () => {
     for (const headers of [{}, bearer('sm_live_nonsense')]) {
       const res = await t.inject({ method: 'GET', url: '/api/v1/regions', headers });
