@@ -3,7 +3,8 @@
 import { resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { cfg, ConfigError, type Config } from './config/load.js';
-import { FINGERPRINT_SALT_FILE, OPERATOR_SECRET_FILE, readOrCreateSecret } from './config/secrets.js';
+import { randomBytes } from 'node:crypto';
+import { CREDENTIALS_KEK_FILE, FINGERPRINT_SALT_FILE, OPERATOR_SECRET_FILE, readOrCreateSecret } from './config/secrets.js';
 import { openPglite, openPostgres, type Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { TokenVerifier } from './identity/api-tokens.js';
@@ -80,7 +81,12 @@ export async function createServices(config: Config, options: ServiceOptions = {
   let sealer: Sealer;
   let denyLists: DenyListHolder;
   try {
-    sealer = createSealer(config, log);
+    // The embedded store's one process may keep its own key beside the data; nodes sharing a
+    // PostgreSQL server must share a configured key, so none is generated for them.
+    const ownsDataDir = !options.db && db.kind === 'pglite';
+    sealer = createSealer(config, log, ownsDataDir
+      ? () => readOrCreateSecret(dataDir, CREDENTIALS_KEK_FILE, () => randomBytes(32).toString('base64')).value
+      : undefined);
     denyLists = loadDenyLists(config);
   } catch (err) {
     if (!options.db) await db.close();

@@ -184,3 +184,39 @@ describe('services: default_plan (service-api.md, Limits 8)', () => {
     assert.equal(await installDefaultPlan(store.db), 'free');
   });
 });
+
+describe('services: credentials key of the embedded store', () => {
+  it('generates a key into data_dir (mode 0600) when none is configured and the process owns the store, and reuses it', async () => {
+    const dir = tempDir();
+    const open = async () => {
+      const config = loadConfig({ env: {}, cwd: dir, overrides: { data_dir: dir, 'metrics.enabled': false } });
+      const services = await createServices(config, { log: silent });
+      try {
+        assert.equal(services.db.kind, 'pglite');
+        const sealed = services.sealer.seal('s3cret');
+        assert.match(sealed, /^kw1:/, 'sealed, not stored plain');
+        return { keyId: services.sealer.keyId, sealed };
+      } finally {
+        await services.close();
+      }
+    };
+    const first = await open();
+    const file = join(dir, 'credentials-kek');
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    assert.equal(Buffer.from(readFileSync(file, 'utf8').trim(), 'base64').length, 32);
+    const second = await open();
+    assert.equal(second.keyId, first.keyId);
+  });
+
+  it('generates none when the store is shared (PostgreSQL nodes must share a configured key)', async () => {
+    const store = await createTestStore();
+    try {
+      await boot(store, { data_dir: tempDir() }, (s) => {
+        assert.equal(s.sealer.keyId, null);
+        assert.match(s.sealer.seal('x'), /^plain:/);
+      });
+    } finally {
+      await store.drop();
+    }
+  });
+});

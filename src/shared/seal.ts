@@ -51,9 +51,12 @@ export function parseKek(base64: string): Buffer {
   return key;
 }
 
-/** The process's sealer from the configuration; warns once, at boot, when values will be stored unsealed. */
-export function createSealer(config: Config, log: Pick<Logger, 'warn'>): Sealer {
-  const configured = cfg.optStr(config, KEK_CONFIG_KEY);
+/**
+ * The process's sealer from the configuration, else from `fallbackKek` (a key the embedded store
+ * keeps in its data dir); warns once, at boot, when values will be stored unsealed.
+ */
+export function createSealer(config: Config, log: Pick<Logger, 'warn'>, fallbackKek?: () => string): Sealer {
+  const configured = cfg.optStr(config, KEK_CONFIG_KEY) || fallbackKek?.();
   if (configured === undefined || configured === '') {
     log.warn({ key: KEK_CONFIG_KEY }, 'no key-encryption key configured: secrets are stored unsealed');
     return sealerFor(null);
