@@ -119,11 +119,6 @@ export class TokenVerifier {
     return { principal, fresh: true };
   }
 
-  /** Drops cached verifications of a token (revocation, rescoping). */
-  forget(tokenId: string): void {
-    for (const [key, entry] of this.cache) if (entry.principal.tokenId === tokenId) this.cache.delete(key);
-  }
-
   /**
    * `last_used_at` moves at most once a minute per token: this node skips the write within the
    * window, and the UPDATE's own condition holds the window across nodes. Never awaited on the

@@ -5,9 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import pg from 'pg';
 import { randomToken } from '../../src/shared/ids.js';
-import { usePostgres } from '../helpers/store.js';
+import { usePostgres, withAdmin } from '../helpers/store.js';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -17,16 +16,6 @@ export async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise<void>((ok) => server.close(() => ok()));
   return port;
-}
-
-async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
 }
 
 /** A temp data dir, and on PostgreSQL an empty database (never migrated: the child does that). */
