@@ -1,11 +1,11 @@
 // `npm run bench:api`: requests/s and p99 of an authenticated GET /api/v1/regions on each store,
 // against a bare node:http server answering the same JSON. See bench/README.md.
-// Each server runs in a fresh process of its own; autocannon runs in another (bench/load.ts).
+// Each server runs in a fresh process of its own; the load generator runs in another (bench/load.ts).
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { randomToken } from '../src/shared/ids.js';
-import { runLoad, type LoadResult } from './load.js';
+import { loadGenerator, runLoad, type LoadResult } from './load.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const DURATION_SECS = Number(process.env.BENCH_DURATION_SECS ?? 10);
@@ -106,7 +106,7 @@ function printTable(rows: Row[]): void {
 }
 
 async function main(): Promise<void> {
-  process.stdout.write(`GET /api/v1/regions, ${CONNECTIONS} connections, ${WARMUP_SECS} s warm-up + ${DURATION_SECS} s each\n`);
+  process.stdout.write(`GET /api/v1/regions, ${CONNECTIONS} connections (${loadGenerator}), ${WARMUP_SECS} s warm-up + ${DURATION_SECS} s each\n`);
   const rows: Row[] = [];
   if (ONLY.has('bare')) rows.push({ name: 'bare node:http', result: await benchServer('bare') });
   if (ONLY.has('pglite')) rows.push({ name: 'keepwatch (PGlite)', result: await benchServer('keepwatch') });
