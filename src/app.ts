@@ -11,6 +11,7 @@ import { validatorCompiler } from './http/validation.js';
 import { registerIdentityRoutes } from './identity/routes.js';
 import { registerOperatorRoutes } from './operator/routes.js';
 import { registerRegionRoutes } from './regions/routes.js';
+import { registerTargetRoutes } from './targets/index.js';
 import { registerVariableRoutes } from './variables/index.js';
 import type { Services } from './services.js';
 import { cfg } from './config/load.js';
@@ -48,6 +49,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   registerIdentityRoutes(app, services);
   registerRegionRoutes(app, services);
   registerVariableRoutes(app, services);
+  registerTargetRoutes(app, services);
   registerOperatorRoutes(app, services);
   return app;
 }

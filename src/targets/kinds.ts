@@ -1,0 +1,97 @@
+// Per-kind check rules a schema cannot state (monitoring-api.md, "Check specs", "Errors"): URL
+// schemes and hosts, TLS with credentials, IP-literal families, expiry thresholds, domain forms,
+// flow steps. Network reachability (SSRF, deny-lists) is network.ts; DNS forms come later.
+import { isIPv4, isIPv6 } from 'node:net';
+import { domainToASCII } from 'node:url';
+import { findReferences } from '../variables/index.js';
+import { AppError } from '../shared/errors.js';
+import type { CheckSpecT } from './check-specs.js';
+
+type Spec<K extends CheckSpecT['type']> = Extract<CheckSpecT, { type: K }>;
+
+const invalid = (field: string, message: string): AppError => new AppError(400, 'VALIDATION_FAILED', `${field}: ${message}`, { field });
+
+/** Whether the authority part of a URL holds a `{{key}}` reference (its host is then known only at run time). */
+export function hostIsReference(url: string): boolean {
+  const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(url)?.[1] ?? '';
+  return findReferences(authority).length > 0;
+}
+
+/**
+ * Parses an http(s) URL; references are replaced by a placeholder so a templated URL still parses.
+ * Throws 400 naming `field` for another scheme or a missing host.
+ */
+export function parseHttpUrl(url: string, field: string): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url.replace(/\{\{ *[A-Za-z0-9_]+ *\}\}/g, 'var'));
+  } catch {
+    throw invalid(field, 'is not a valid URL');
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw invalid(field, 'scheme must be http or https');
+  if (parsed.hostname === '') throw invalid(field, 'has no host');
+  return parsed;
+}
+
+/** A URL's host as the guard reads it: IPv6 without brackets. */
+export const hostOf = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, '$1');
+
+function checkIpVersion(host: string, ipVersion: string): void {
+  const clash = (ipVersion === 'ipv4' && isIPv6(host)) || (ipVersion === 'ipv6' && isIPv4(host));
+  if (clash) {
+    throw new AppError(400, 'INVALID_IP_VERSION', `check.ip_version: ${ipVersion} cannot reach the address ${host}`, { field: 'check.ip_version' });
+  }
+}
+
+function checkHttp(check: Spec<'http'>): void {
+  const url = parseHttpUrl(check.url, 'check.url');
+  const hasCredentials = (check.basic_auth !== undefined && check.basic_auth !== null) || (check.bearer_token !== undefined && check.bearer_token !== null);
+  if (!check.verify_tls && hasCredentials && url.protocol === 'https:') {
+    throw invalid('check.verify_tls', 'must stay true when basic_auth or bearer_token is sent over https');
+  }
+  if (!hostIsReference(check.url)) checkIpVersion(hostOf(url), check.ip_version);
+}
+
+function checkHost(host: string): void {
+  if (host.trim() === '') throw invalid('check.host', 'must not be empty');
+}
+
+function checkExpiryDays(check: { warn_days: number; critical_days: number }): void {
+  if (check.warn_days <= check.critical_days) throw invalid('check.warn_days', 'must be greater than critical_days');
+}
+
+/** `name.tld`: at least two labels, none empty, a valid (IDNA) domain. */
+function checkDomainForm(domain: string): void {
+  const name = domain.trim();
+  const labels = name.split('.');
+  if (labels.length < 2 || labels.some((l) => l === '') || domainToASCII(name) === '') {
+    throw invalid('check.domain', 'must be a domain of the form name.tld');
+  }
+}
+
+/** Plan-bound flow rules: the step cap (plan `max_flow_steps`) and at least one assertion. */
+function checkFlow(check: Spec<'flow'>, maxFlowSteps: number | null): void {
+  if (maxFlowSteps !== null && check.steps.length > maxFlowSteps) {
+    throw new AppError(400, 'INVALID_FLOW_PARAMS', `check.steps: the plan allows at most ${maxFlowSteps} steps`, { field: 'check.steps' });
+  }
+  if (!check.steps.some((s) => s.op === 'assert_text' || s.op === 'assert_url')) {
+    throw invalid('check.steps', 'needs at least one assert_text or assert_url step');
+  }
+  parseHttpUrl(check.start_url, 'check.start_url');
+  check.steps.forEach((step, i) => {
+    if (step.op === 'goto' && !step.url.startsWith('/')) parseHttpUrl(step.url, `check.steps[${i}].url`);
+  });
+}
+
+/** Throws the first rule the check breaks. */
+export function checkKindRules(check: CheckSpecT, plan: { maxFlowSteps: number | null }): void {
+  switch (check.type) {
+    case 'http': return checkHttp(check);
+    case 'tcp': checkHost(check.host); return checkIpVersion(check.host.trim(), check.ip_version);
+    case 'ping': return checkHost(check.host);
+    case 'tls_cert': checkHost(check.host); checkExpiryDays(check); return checkIpVersion(check.host.trim(), check.ip_version);
+    case 'domain_expiry': checkDomainForm(check.domain); return checkExpiryDays(check);
+    case 'flow': return checkFlow(check, plan.maxFlowSteps);
+    default: return undefined;
+  }
+}

@@ -1,0 +1,47 @@
+// Write-time network rules (monitoring-api.md, "Errors"): the SSRF guard on every host a probe
+// would connect to, and the abuse deny-lists on URLs and domains. Probes re-check at connect time.
+import type { AbuseBlockedEvent, DenyLists } from '../net/deny-lists.js';
+import type { NetworkGuard } from '../net/guard.js';
+import type { CheckSpecT } from './check-specs.js';
+import { hostIsReference, hostOf, parseHttpUrl } from './kinds.js';
+
+export interface NetworkCtx {
+  guard: NetworkGuard;
+  denyLists: DenyLists;
+  /** Records an `abuse_blocked` quota event for the caller. */
+  onBlocked: (event: AbuseBlockedEvent) => void;
+}
+
+interface Reach { urls: Array<{ url: string; field: string }>; hosts: Array<{ host: string; field: string }>; domains: Array<{ domain: string; field: string }> }
+
+/** Every URL, host and domain the check reaches, with the field that names it. */
+function reachOf(check: CheckSpecT): Reach {
+  const reach: Reach = { urls: [], hosts: [], domains: [] };
+  switch (check.type) {
+    case 'http': reach.urls.push({ url: check.url, field: 'check.url' }); break;
+    case 'tcp': case 'ping': case 'tls_cert': reach.hosts.push({ host: check.host.trim(), field: 'check.host' }); break;
+    case 'dns': reach.domains.push({ domain: check.domain.trim().replace(/\.$/, ''), field: 'check.domain' }); break;
+    case 'domain_expiry': reach.domains.push({ domain: check.domain.trim(), field: 'check.domain' }); break;
+    case 'flow':
+      reach.urls.push({ url: check.start_url, field: 'check.start_url' });
+      check.steps.forEach((s, i) => { if (s.op === 'goto' && !s.url.startsWith('/')) reach.urls.push({ url: s.url, field: `check.steps[${i}].url` }); });
+      break;
+    default: break;
+  }
+  return reach;
+}
+
+/** Throws 400 for a blocked address (unless private targets are allowed) or a deny-listed URL or domain. */
+export async function checkNetworkRules(ctx: NetworkCtx, check: CheckSpecT): Promise<void> {
+  const { urls, hosts, domains } = reachOf(check);
+  for (const { url, field } of urls) {
+    if (hostIsReference(url)) continue;
+    ctx.denyLists.checkUrl(url, field, ctx.onBlocked);
+    await ctx.guard.checkHost(hostOf(parseHttpUrl(url, field)), field);
+  }
+  for (const { host, field } of hosts) {
+    ctx.denyLists.checkDomain(host, field, ctx.onBlocked);
+    await ctx.guard.checkHost(host, field);
+  }
+  for (const { domain, field } of domains) ctx.denyLists.checkDomain(domain, field, ctx.onBlocked);
+}

@@ -1,0 +1,74 @@
+// Stored credentials (monitoring-api.md, "Target (monitor)"; PATCH rules 2): `basic_auth`,
+// `bearer_token` and flow `fill` values are sealed in place before they are stored, read back as
+// `***`, and `***` written back is refused. `basic_auth` is sealed whole, as its JSON pair.
+import { AppError } from '../shared/errors.js';
+import type { Sealer } from '../shared/seal.js';
+import { findReferences, type ReferencedText } from '../variables/index.js';
+import type { CheckSpecT } from './check-specs.js';
+import { REDACTED } from './constants.js';
+
+type StoredSpec = Record<string, unknown> & { type: CheckSpecT['type'] };
+type Step = Record<string, unknown> & { op: string };
+
+const sentinel = (field: string): AppError =>
+  new AppError(400, 'REDACTION_SENTINEL', `${field}: "${REDACTED}" is the redaction placeholder; send the real value, or leave check out to keep the stored one`, { field });
+
+/** 400 `REDACTION_SENTINEL` when a credential in the body is the placeholder a read returned. */
+export function refuseSentinel(check: CheckSpecT): void {
+  if (check.type === 'http') {
+    if (check.basic_auth?.some((part) => part === REDACTED)) throw sentinel('check.basic_auth');
+    if (check.bearer_token === REDACTED) throw sentinel('check.bearer_token');
+  }
+  if (check.type === 'flow') {
+    check.steps.forEach((step, i) => { if (step.op === 'fill' && step.value === REDACTED) throw sentinel(`check.steps[${i}].value`); });
+  }
+}
+
+/** The check as stored: credentials sealed. */
+export function sealCredentials(check: CheckSpecT, sealer: Sealer): StoredSpec {
+  const stored = structuredClone(check) as StoredSpec;
+  if (check.type === 'http') {
+    if (check.basic_auth) stored.basic_auth = sealer.seal(JSON.stringify(check.basic_auth));
+    if (check.bearer_token) stored.bearer_token = sealer.seal(check.bearer_token);
+  }
+  if (stored.type === 'flow') {
+    for (const step of stored.steps as Step[]) if (step.op === 'fill') step.value = sealer.seal(String(step.value));
+  }
+  return stored;
+}
+
+/** The check as every response shows it: a populated credential is `***`, null stays null. */
+export function redactCredentials(stored: StoredSpec): CheckSpecT {
+  const shown = structuredClone(stored);
+  if (shown.type === 'http') {
+    if (shown.basic_auth) shown.basic_auth = [REDACTED, REDACTED];
+    if (shown.bearer_token) shown.bearer_token = REDACTED;
+  }
+  if (shown.type === 'flow') {
+    for (const step of shown.steps as Step[]) if (step.op === 'fill') step.value = REDACTED;
+  }
+  return shown as unknown as CheckSpecT;
+}
+
+/**
+ * The texts whose `{{key}}` references must resolve (http rule 1; flow fill values may name
+ * secrets), with where a secret is allowed.
+ */
+export function referencedTexts(check: CheckSpecT): ReferencedText[] {
+  if (check.type === 'http') {
+    return [
+      { field: 'check.url', text: check.url, secretAllowed: false },
+      ...Object.entries(check.headers).map(([name, value]) => ({ field: `check.headers.${name}`, text: value, secretAllowed: true })),
+      { field: 'check.body', text: check.body, secretAllowed: true },
+      { field: 'check.expected_body_contains', text: check.expected_body_contains, secretAllowed: false },
+    ];
+  }
+  if (check.type === 'flow') {
+    return check.steps.flatMap((s, i) => (s.op === 'fill' ? [{ field: `check.steps[${i}].value`, text: s.value, secretAllowed: true }] : []));
+  }
+  return [];
+}
+
+/** Every key the texts reference, each once (stored as `variable_refs` for `used_by`). */
+export const referencedKeys = (texts: readonly ReferencedText[]): string[] =>
+  [...new Set(texts.flatMap((t) => (t.text ? findReferences(t.text) : [])))];

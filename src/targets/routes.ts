@@ -1,0 +1,101 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { addRoute, IdParams } from '../http/route.js';
+import type { Services } from '../services.js';
+import {
+  CreateTargetBody, ListTargetsQuery, PatchTargetBody, PutRegionsBody, Target, TargetList, TargetRegions, type WriteSource,
+} from './schema.js';
+import { createTarget, deleteTarget, getTargetInOrg, listTargets, patchTarget, type TargetsCtx } from './service.js';
+import { getTargetRegions, putTargetRegions } from './target-regions.js';
+
+const TAGS = ['targets'];
+
+/** How a client declares infrastructure-as-code (Terraform, Pulumi, scripts kept in git). */
+export const CLIENT_HEADER = 'x-keepwatch-client';
+
+const WRITE_SOURCE_TEXT = `\`write_source\` is restamped by every write: \`iac\` when the request carries \`X-Keepwatch-Client: iac\` (infrastructure-as-code tools declare themselves so), else \`api\` for an API token.`;
+
+function writeSourceOf(request: FastifyRequest): WriteSource {
+  const header = request.headers[CLIENT_HEADER];
+  return typeof header === 'string' && header.trim().toLowerCase() === 'iac' ? 'iac' : 'api';
+}
+
+export function registerTargetRoutes(app: FastifyInstance, services: Services): void {
+  const ctx = (request: FastifyRequest): TargetsCtx => {
+    const { actor, org, userId, plan } = request.auth!;
+    const accountId = org!.accountId;
+    return {
+      db: services.db, actor, org: org!, userId, plan: plan!, plans: services.plans, writeSource: writeSourceOf(request),
+      sealer: services.sealer, regions: services.regions,
+      network: {
+        guard: services.guard, denyLists: services.denyLists.current,
+        onBlocked: (event) => services.quotaEvents.push({ ...event, accountId, userId, ip: request.ip }),
+      },
+      onQuotaExceeded: (quota, details) => services.quotaEvents.push({ event: 'quota_exceeded', quota, accountId, userId, ip: request.ip, details }),
+    };
+  };
+
+  addRoute(app, {
+    method: 'GET', url: '/api/v1/targets', auth: 'user', scope: 'targets:read', tags: TAGS,
+    summary: "List the org's targets", description: 'Oldest first. `tag` matches one tag exactly; `q` is a case-insensitive substring of the name.',
+    querystring: ListTargetsQuery,
+    response: { 200: TargetList },
+    handler: async (request) => {
+      const { limit = 50, offset = 0, tag, enabled, q } = request.query;
+      return listTargets(ctx(request), { tag, enabled, q }, { limit, offset });
+    },
+  });
+
+  addRoute(app, {
+    method: 'POST', url: '/api/v1/targets', auth: 'user', scope: 'targets:write', tags: TAGS, errors: [403],
+    summary: 'Create a target',
+    description: `Answers 201 with \`Location: /api/v1/targets/{id}\` and the full target. Counted against the account's \`max_targets\` (and \`max_flow_checks\` for a flow). ${WRITE_SOURCE_TEXT}`,
+    body: CreateTargetBody,
+    response: { 201: Target },
+    handler: async (request, reply) => {
+      const target = await createTarget(ctx(request), request.body);
+      return reply.code(201).header('location', `/api/v1/targets/${target.id}`).send(target);
+    },
+  });
+
+  addRoute(app, {
+    method: 'GET', url: '/api/v1/targets/:id', auth: 'user', scope: 'targets:read', tags: TAGS,
+    summary: 'Get a target', params: IdParams,
+    response: { 200: Target },
+    handler: async (request) => getTargetInOrg(ctx(request), request.params.id),
+  });
+
+  addRoute(app, {
+    method: 'PATCH', url: '/api/v1/targets/:id', auth: 'user', scope: 'targets:write', tags: TAGS, errors: [403],
+    summary: 'Update a target',
+    description: `Only the fields sent change. A \`check\` must keep the stored \`type\` (400 \`CHECK_KIND_IMMUTABLE\`) and replaces the stored check whole; leave \`check\` out to keep stored credentials. ${WRITE_SOURCE_TEXT}`,
+    params: IdParams, body: PatchTargetBody,
+    response: { 200: Target },
+    handler: async (request) => patchTarget(ctx(request), request.params.id, request.body),
+  });
+
+  addRoute(app, {
+    method: 'DELETE', url: '/api/v1/targets/:id', auth: 'user', scope: 'targets:delete', tags: TAGS,
+    summary: 'Delete a target', params: IdParams,
+    response: { 204: null },
+    handler: async (request, reply) => {
+      await deleteTarget(ctx(request), request.params.id);
+      return reply.code(204).send();
+    },
+  });
+
+  addRoute(app, {
+    method: 'GET', url: '/api/v1/targets/:id/regions', auth: 'user', scope: 'targets:read', tags: TAGS,
+    summary: 'The regions a target probes from', params: IdParams,
+    response: { 200: TargetRegions },
+    handler: async (request) => getTargetRegions(ctx(request), request.params.id),
+  });
+
+  addRoute(app, {
+    method: 'PUT', url: '/api/v1/targets/:id/regions', auth: 'user', scope: 'targets:write', tags: TAGS,
+    summary: 'Set the regions a target probes from',
+    description: `Enabled region ids (422 \`REGION_INVALID\`), at most the plan's \`max_regions\` (422 \`QUOTA_EXCEEDED\`); none on heartbeat and manual monitors. ${WRITE_SOURCE_TEXT}`,
+    params: IdParams, body: PutRegionsBody,
+    response: { 200: TargetRegions },
+    handler: async (request) => putTargetRegions(ctx(request), request.params.id, request.body.regions),
+  });
+}

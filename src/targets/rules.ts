@@ -1,0 +1,104 @@
+// Target field rules beyond the schema (monitoring-api.md, "Target (monitor)", "Alert config",
+// "Manual monitor rules"): tags, alert bindings and counts, region policy.
+import { AppError } from '../shared/errors.js';
+import {
+  DEFAULT_ALERT_CONFIRMATIONS, DEFAULT_REGION_POLICY, DEFAULT_RENOTIFY_INTERVAL_SECS, RECOVERY_PERIOD_MAX_SECS, RENOTIFY_MIN_SECS,
+  TAG_MAX_LENGTH, TAGS_MAX, defaultRecoveryPeriodSecs, type CheckKind,
+} from './constants.js';
+import type { RegionPolicyT } from './schema.js';
+
+// Control, format (zero-width, bidi), private-use, unassigned and surrogate code points, line and
+// paragraph separators, spaces other than U+0020, and the fillers that render as nothing.
+const INVISIBLE = /[\p{C}\p{Zl}\p{Zp}\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000\u115F\u1160\u3164\uFFA0\u034F\u17B4\u17B5\u180E\u2800]/u;
+
+const tagError = (field: string, message: string): AppError => new AppError(400, 'VALIDATION_FAILED', `${field}: ${message}`, { field });
+
+/** Trimmed, de-duplicated (first spelling kept, in order), then counted. */
+export function normalizeTags(tags: readonly string[]): string[] {
+  const out: string[] = [];
+  tags.forEach((raw, i) => {
+    const tag = raw.trim();
+    const field = `tags[${i}]`;
+    if (tag === '') throw tagError(field, 'must not be blank');
+    if (INVISIBLE.test(tag)) throw tagError(field, 'must not contain control or invisible characters');
+    if ([...tag].length > TAG_MAX_LENGTH) throw tagError(field, `must be at most ${TAG_MAX_LENGTH} characters`);
+    if (!out.includes(tag)) out.push(tag);
+  });
+  if (out.length > TAGS_MAX) throw tagError('tags', `at most ${TAGS_MAX} distinct tags`);
+  return out;
+}
+
+export interface AlertConfig {
+  alert_channel_ids: string[];
+  alert_confirmations: number;
+  notify_recovery: boolean;
+  renotify_interval_secs: number;
+  recovery_period_secs: number;
+  region_policy: RegionPolicyT;
+}
+
+export interface AlertInput {
+  alerts?: Array<{ channel_id: string }>;
+  alert_confirmations?: number;
+  notify_recovery?: boolean;
+  renotify_interval_secs?: number;
+  recovery_period_secs?: number;
+  region_policy?: RegionPolicyT;
+}
+
+export function defaultAlertConfig(kind: CheckKind): AlertConfig {
+  return {
+    alert_channel_ids: [], alert_confirmations: kind === 'manual' ? 1 : DEFAULT_ALERT_CONFIRMATIONS, notify_recovery: true,
+    renotify_interval_secs: DEFAULT_RENOTIFY_INTERVAL_SECS, recovery_period_secs: defaultRecoveryPeriodSecs(kind),
+    region_policy: DEFAULT_REGION_POLICY,
+  };
+}
+
+const alertError = (field: string, message: string): AppError => new AppError(400, 'INVALID_ALERT_CONFIG', `${field}: ${message}`, { field });
+
+/**
+ * Channel ids must be distinct channels of the org. No channel exists yet (the channels domain
+ * comes later), so `knownChannels` is empty and every id is unknown.
+ */
+function checkBindings(alerts: Array<{ channel_id: string }>, knownChannels: ReadonlySet<string>): string[] {
+  const ids: string[] = [];
+  alerts.forEach(({ channel_id: id }, i) => {
+    if (ids.includes(id.toLowerCase())) throw alertError(`alerts[${i}].channel_id`, 'duplicate channel');
+    ids.push(id.toLowerCase());
+  });
+  ids.forEach((id, i) => { if (!knownChannels.has(id)) throw alertError(`alerts[${i}].channel_id`, 'no notification channel of this org has this id'); });
+  return ids;
+}
+
+function checkRegionPolicy(policy: RegionPolicyT, catalogSize: number): void {
+  if (typeof policy === 'object' && (policy.count < 1 || policy.count > catalogSize)) {
+    throw new AppError(422, 'INVALID_REGION_POLICY', `region_policy.count: must be 1..${catalogSize} (the enabled regions)`, { field: 'region_policy.count' });
+  }
+}
+
+/**
+ * The alert config to store: the body's fields over `base` (defaults on create, the row on PATCH).
+ * A manual monitor is created with one confirmation whatever the body says; a PATCH to another is refused.
+ */
+export function resolveAlertConfig(kind: CheckKind, input: AlertInput, base: AlertConfig, opts: { creating: boolean; catalogSize: number; knownChannels: ReadonlySet<string> }): AlertConfig {
+  const config: AlertConfig = {
+    alert_channel_ids: input.alerts ? checkBindings(input.alerts, opts.knownChannels) : base.alert_channel_ids,
+    alert_confirmations: input.alert_confirmations ?? base.alert_confirmations,
+    notify_recovery: input.notify_recovery ?? base.notify_recovery,
+    renotify_interval_secs: input.renotify_interval_secs ?? base.renotify_interval_secs,
+    recovery_period_secs: input.recovery_period_secs ?? base.recovery_period_secs,
+    region_policy: input.region_policy ?? base.region_policy,
+  };
+  if (kind === 'manual' && opts.creating) config.alert_confirmations = 1;
+  if (config.alert_confirmations < 1) throw alertError('alert_confirmations', 'must be at least 1');
+  if (kind === 'manual' && config.alert_confirmations !== 1) throw alertError('alert_confirmations', 'a manual monitor uses exactly 1');
+  if (config.renotify_interval_secs !== 0 && config.renotify_interval_secs < RENOTIFY_MIN_SECS) {
+    throw alertError('renotify_interval_secs', `must be 0 (off) or at least ${RENOTIFY_MIN_SECS}`);
+  }
+  if (config.recovery_period_secs < 0 || config.recovery_period_secs > RECOVERY_PERIOD_MAX_SECS) {
+    throw alertError('recovery_period_secs', `must be 0..${RECOVERY_PERIOD_MAX_SECS}`);
+  }
+  if (kind === 'manual' && config.recovery_period_secs !== 0) throw alertError('recovery_period_secs', 'a manual monitor accepts only 0');
+  if (input.region_policy !== undefined) checkRegionPolicy(config.region_policy, opts.catalogSize);
+  return config;
+}

@@ -1,0 +1,95 @@
+// The Target resource (monitoring-api.md, "Target (monitor)", "Alert config") as TypeBox schemas:
+// one each for the response, create and PATCH bodies, the list query and envelope, and regions.
+// Rules the schemas cannot state (tags after trimming, alert bounds with their own error code,
+// kind rules, intervals, regions) live in rules.ts, intervals.ts and regions.ts.
+import { Type, type Static } from '@sinclair/typebox';
+import { Pagination } from '../http/route.js';
+import { PublicRegion } from '../regions/schema.js';
+import { CheckSpec } from './check-specs.js';
+import {
+  DEFAULT_ALERT_CONFIRMATIONS, DEFAULT_REGION_POLICY, DEFAULT_RENOTIFY_INTERVAL_SECS, GROUP_NAME_MAX_LENGTH,
+  RECOVERY_PERIOD_MAX_SECS, RENOTIFY_MIN_SECS, TAG_MAX_LENGTH, TAGS_MAX,
+} from './constants.js';
+
+const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** Longest display name accepted. */
+export const TARGET_NAME_MAX_LENGTH = 200;
+/** Items accepted in a `tags` body before trimming and de-duplication (the 50 applies after). */
+const TAGS_BODY_MAX = 1000;
+
+export const RegionPolicy = Type.Union([
+  Type.Literal('any'), Type.Literal('majority'), Type.Literal('all'),
+  Type.Object({ count: Type.Integer({ description: 'At least 1 and at most the enabled regions, else 422 `INVALID_REGION_POLICY`.' }) }, { additionalProperties: false }),
+], { description: `How many regions must agree the target is down before an incident opens; default \`${DEFAULT_REGION_POLICY}\`.` });
+
+export const AlertBinding = Type.Object({
+  channel_id: Type.String({ format: 'uuid', description: 'A notification channel of the same org; duplicates are refused.' }),
+}, { additionalProperties: false });
+
+const fields = {
+  name: Type.String({ minLength: 1, maxLength: TARGET_NAME_MAX_LENGTH, description: 'Display name.' }),
+  check: CheckSpec,
+  interval: Type.Integer({ minimum: 1, maximum: 31 * 86400, description: 'Seconds between ticks; at least max(plan `min_check_interval_secs`, kind floor), else 422 `MIN_CHECK_INTERVAL`. Default per kind: 86400 domain_expiry, 43200 tls_cert, exactly 60 manual, the heartbeat cadence for heartbeat, max(60, floor) otherwise.' }),
+  enabled: Type.Boolean({ description: "The customer's pause switch; default true." }),
+  tags: Type.Array(Type.String({ maxLength: 1024 }), { maxItems: TAGS_BODY_MAX, description: `Trimmed and de-duplicated, then at most ${TAGS_MAX}, each at most ${TAG_MAX_LENGTH} characters; no blank, control or invisible characters.` }),
+  regions: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 1000, description: 'Enabled region ids; omitted means the default-selected set under the plan cap. None on heartbeat and manual monitors.' }),
+  group_name: nullable(Type.String({ maxLength: GROUP_NAME_MAX_LENGTH, description: `At most ${GROUP_NAME_MAX_LENGTH} characters; null clears.` })),
+  owner_user_id: nullable(Type.String({ format: 'uuid', description: 'A member of the org; the caller when left out on create; null leaves it unowned.' })),
+  alerts: Type.Array(AlertBinding, { maxItems: 1000, description: 'Channel bindings; empty means no channel alerting.' }),
+  alert_confirmations: Type.Integer({ maximum: 1000, description: `At least 1; default ${DEFAULT_ALERT_CONFIRMATIONS} (manual monitors: always 1).` }),
+  notify_recovery: Type.Boolean({ description: 'Default true; false makes recovery silent.' }),
+  renotify_interval_secs: Type.Integer({ maximum: 365 * 86400, description: `0 (off) or at least ${RENOTIFY_MIN_SECS}; default ${DEFAULT_RENOTIFY_INTERVAL_SECS}.` }),
+  recovery_period_secs: Type.Integer({ maximum: 86400, description: `0..${RECOVERY_PERIOD_MAX_SECS}; default 180 for http, tcp, ping, dns, flow and 0 for the others; manual accepts only 0.` }),
+  region_policy: RegionPolicy,
+};
+
+export const WRITE_SOURCES = ['ui', 'api', 'iac'] as const;
+export type WriteSource = (typeof WRITE_SOURCES)[number];
+
+export const Target = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  ...fields,
+  tags: Type.Array(Type.String()),
+  regions: Type.Array(Type.String()),
+  group_name: nullable(Type.String()),
+  owner_user_id: nullable(Type.String({ format: 'uuid' })),
+  alerts: Type.Array(AlertBinding),
+  alert_confirmations: Type.Integer(),
+  renotify_interval_secs: Type.Integer(),
+  recovery_period_secs: Type.Integer(),
+  write_source: Type.Union(WRITE_SOURCES.map((s) => Type.Literal(s)), { description: 'Server-set from the request: `api` for an API token, `iac` when the client sends `X-Keepwatch-Client: iac`, `ui` for the web app.' }),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+}, { $id: 'Target', additionalProperties: false, description: 'A monitor. Stored `basic_auth`, `bearer_token` and flow `fill` values read back as `***`.' });
+
+const optionalFields = Type.Partial(Type.Object(fields)).properties;
+
+export const CreateTargetBody = Type.Object({ ...optionalFields, name: fields.name, check: fields.check }, { additionalProperties: false });
+
+export const PatchTargetBody = Type.Partial(Type.Object(fields), {
+  additionalProperties: false,
+  description: 'Only the fields sent change. A `check` replaces the stored one whole and keeps its `type`; leave `check` out to keep stored credentials.',
+});
+
+export const ListTargetsQuery = Type.Object({
+  ...Pagination,
+  tag: Type.Optional(Type.String({ maxLength: 1024, description: 'Exact tag.' })),
+  enabled: Type.Optional(Type.Boolean()),
+  q: Type.Optional(Type.String({ maxLength: 200, description: 'Case-insensitive substring of the name.' })),
+});
+
+export const TargetList = Type.Object({
+  targets: Type.Array(Target, { description: 'Oldest first.' }),
+  total: Type.Integer({ minimum: 0 }),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+});
+
+export const PutRegionsBody = Type.Object({ regions: fields.regions }, { additionalProperties: false });
+export const TargetRegions = Type.Object({ regions: Type.Array(PublicRegion) });
+
+export type TargetT = Static<typeof Target>;
+export type CreateTarget = Static<typeof CreateTargetBody>;
+export type PatchTarget = Static<typeof PatchTargetBody>;
+export type RegionPolicyT = Static<typeof RegionPolicy>;

@@ -1,0 +1,190 @@
+// The rules of targets (monitoring-api.md, "Target (monitor)", "PATCH rules", "Region rules";
+// service-api.md, Limits 2): create, read, list, update and delete inside one org, with the
+// account's `max_targets` and `max_flow_checks` enforced at the insert under a per-account lock.
+import type { Db, Executor } from '../db/db.js';
+import type { PlanService, EffectivePlan } from '../plans/service.js';
+import type { RegionCatalog } from '../regions/catalog.js';
+import type { OperatorRegionT } from '../regions/schema.js';
+import { writeAudit } from '../shared/audit.js';
+import type { Actor, OrgRef } from '../shared/context.js';
+import { AppError, notFound, quotaExceeded } from '../shared/errors.js';
+import { newId } from '../shared/ids.js';
+import type { Sealer } from '../shared/seal.js';
+import { checkReferences, listVariableKinds, type ReferencedText } from '../variables/index.js';
+import { checkFlowEnabled, prepareCheck, type PreparedCheck } from './checks.js';
+import { resolveInterval } from './intervals.js';
+import type { NetworkCtx } from './network.js';
+import { redactCredentials } from './redaction.js';
+import { checkRegions, defaultRegions } from './regions.js';
+import { defaultAlertConfig, normalizeTags, resolveAlertConfig, type AlertConfig } from './rules.js';
+import type { CreateTarget, PatchTarget, RegionPolicyT, TargetT, WriteSource } from './schema.js';
+import {
+  countAccountTargets, deleteTargetRow, getTargetRow, insertTarget, isOrgMember, listTargetRows, lockAccount, updateTargetRow,
+  type TargetFilter, type TargetRow, type TargetValues,
+} from './store.js';
+
+export interface TargetsCtx {
+  db: Db;
+  actor: Actor;
+  org: OrgRef;
+  /** The caller: default owner of what it creates. */
+  userId: string;
+  plan: EffectivePlan;
+  plans: PlanService;
+  writeSource: WriteSource;
+  sealer: Sealer;
+  regions: RegionCatalog;
+  network: NetworkCtx;
+  /** Records a `quota_exceeded` event for the caller. */
+  onQuotaExceeded: (quota: string, details: Record<string, unknown>) => void;
+}
+
+/** The one mapping from a row to the API object; credentials read back as `***`. */
+export function toTarget(row: TargetRow): TargetT {
+  return {
+    id: row.id, name: row.name, check: redactCredentials(row.check_spec), interval: row.interval_secs, enabled: row.enabled,
+    tags: row.tags, regions: row.regions, group_name: row.group_name, owner_user_id: row.owner_user_id,
+    alerts: row.alert_channel_ids.map((channel_id) => ({ channel_id })), alert_confirmations: row.alert_confirmations,
+    notify_recovery: row.notify_recovery, renotify_interval_secs: row.renotify_interval_secs,
+    recovery_period_secs: row.recovery_period_secs, region_policy: row.region_policy as RegionPolicyT,
+    write_source: row.write_source as WriteSource, created_at: row.created_at.toISOString(), updated_at: row.updated_at.toISOString(),
+  };
+}
+
+export async function getTargetRowInOrg(db: Executor, orgId: string, id: string, lock?: 'update'): Promise<TargetRow> {
+  const row = await getTargetRow(db, orgId, id, lock);
+  if (!row) throw notFound('target');
+  return row;
+}
+
+export async function getTargetInOrg(ctx: TargetsCtx, id: string): Promise<TargetT> {
+  return toTarget(await getTargetRowInOrg(ctx.db, ctx.org.id, id));
+}
+
+export async function listTargets(ctx: TargetsCtx, filter: TargetFilter, page: { limit: number; offset: number }) {
+  const { rows, total } = await listTargetRows(ctx.db, ctx.org.id, filter, page);
+  return { targets: rows.map(toTarget), total, limit: page.limit, offset: page.offset };
+}
+
+async function checkOwner(ctx: TargetsCtx, owner: string | null): Promise<void> {
+  if (owner !== null && !(await isOrgMember(ctx.db, ctx.org.id, owner))) {
+    throw new AppError(400, 'VALIDATION_FAILED', 'owner_user_id: not a member of this org', { field: 'owner_user_id' });
+  }
+}
+
+/** No channel exists until the notification-channels domain lands: every binding names an unknown channel. */
+const NO_CHANNELS: ReadonlySet<string> = new Set();
+
+/** Under the variables' share locks: a referenced variable cannot be deleted before this commits. */
+async function checkVariables(tx: Executor, orgId: string, texts: readonly ReferencedText[]): Promise<void> {
+  if (texts.every((t) => !t.text?.includes('{{'))) return;
+  checkReferences({ texts, variables: await listVariableKinds(tx, orgId, 'share') });
+}
+
+async function buildCreateValues(ctx: TargetsCtx, input: CreateTarget, prepared: PreparedCheck): Promise<TargetValues> {
+  const { check } = prepared;
+  const floor = ctx.plan.caps.min_check_interval_secs;
+  const catalog = await ctx.regions.enabled();
+  const maxRegions = ctx.plan.caps.max_regions;
+  const owner = input.owner_user_id === undefined ? ctx.userId : input.owner_user_id;
+  await checkOwner(ctx, owner);
+  const alertOpts = { creating: true, catalogSize: catalog.length, knownChannels: NO_CHANNELS };
+  return {
+    name: input.name, kind: check.type, check_spec: prepared.stored,
+    interval_secs: resolveInterval(check, floor, input.interval),
+    enabled: input.enabled ?? true,
+    tags: normalizeTags(input.tags ?? []),
+    regions: input.regions === undefined ? defaultRegions(check.type, catalog, maxRegions) : checkRegions(check.type, input.regions, catalog, maxRegions),
+    group_name: input.group_name ?? null, owner_user_id: owner,
+    ...resolveAlertConfig(check.type, input, defaultAlertConfig(check.type), alertOpts),
+    variable_refs: prepared.variableRefs, write_source: ctx.writeSource,
+  };
+}
+
+/** Counts the account's flows and targets under the account lock, then inserts. */
+async function insertWithinQuota(ctx: TargetsCtx, tx: Executor, values: TargetValues): Promise<TargetRow> {
+  await lockAccount(tx, ctx.org.accountId);
+  const plan = await ctx.plans.load(tx, ctx.org.accountId);
+  const flowCap = plan.caps.max_flow_checks;
+  if (values.kind === 'flow' && flowCap !== null && (await countAccountTargets(tx, ctx.org.accountId, 'flow')) >= flowCap) {
+    ctx.onQuotaExceeded('max_flow_checks', { limit: flowCap });
+    throw quotaExceeded('max_flow_checks', flowCap);
+  }
+  const row = await insertTarget(tx, { id: newId(), orgId: ctx.org.id, accountId: ctx.org.accountId, limit: plan.caps.max_targets, ...values });
+  if (!row) {
+    ctx.onQuotaExceeded('max_targets', { limit: plan.caps.max_targets });
+    throw quotaExceeded('max_targets', plan.caps.max_targets);
+  }
+  return row;
+}
+
+export async function createTarget(ctx: TargetsCtx, input: CreateTarget): Promise<TargetT> {
+  checkFlowEnabled(input.check.type, ctx.plan);
+  const prepared = await prepareCheck(input.check, ctx);
+  const values = await buildCreateValues(ctx, input, prepared);
+  return ctx.db.transaction(async (tx) => {
+    await checkVariables(tx, ctx.org.id, prepared.texts);
+    const row = await insertWithinQuota(ctx, tx, values);
+    await writeAudit(tx, ctx.actor, {
+      action: 'target.created', orgId: ctx.org.id, accountId: ctx.org.accountId, entityType: 'target', entityId: row.id,
+      details: { name: row.name, kind: row.kind, write_source: row.write_source },
+    });
+    return toTarget(row);
+  });
+}
+
+const alertConfigOf = (row: TargetRow): AlertConfig => ({
+  alert_channel_ids: row.alert_channel_ids, alert_confirmations: row.alert_confirmations, notify_recovery: row.notify_recovery,
+  renotify_interval_secs: row.renotify_interval_secs, recovery_period_secs: row.recovery_period_secs,
+  region_policy: row.region_policy as RegionPolicyT,
+});
+
+/** Runs inside the PATCH transaction on the locked row: no query here (PGlite has one connection). */
+function buildPatchValues(ctx: TargetsCtx, row: TargetRow, input: PatchTarget, prepared: PreparedCheck | null, catalog: readonly OperatorRegionT[]): TargetValues {
+  const check = prepared?.check ?? (row.check_spec as unknown as PreparedCheck['check']);
+  const alertOpts = { creating: false, catalogSize: catalog.length, knownChannels: NO_CHANNELS };
+  return {
+    name: input.name ?? row.name, kind: row.kind, check_spec: prepared?.stored ?? row.check_spec,
+    interval_secs: resolveInterval(check, ctx.plan.caps.min_check_interval_secs, input.interval, row.interval_secs),
+    enabled: input.enabled ?? row.enabled,
+    tags: input.tags === undefined ? row.tags : normalizeTags(input.tags),
+    regions: input.regions === undefined ? row.regions : checkRegions(row.kind, input.regions, catalog, ctx.plan.caps.max_regions),
+    group_name: input.group_name === undefined ? row.group_name : input.group_name,
+    owner_user_id: input.owner_user_id === undefined ? row.owner_user_id : input.owner_user_id,
+    ...resolveAlertConfig(row.kind, input, alertConfigOf(row), alertOpts),
+    variable_refs: prepared?.variableRefs ?? row.variable_refs, write_source: ctx.writeSource,
+  };
+}
+
+/** Only the fields sent change; a `check` must keep the stored type and replaces the stored check whole. */
+export async function patchTarget(ctx: TargetsCtx, id: string, input: PatchTarget): Promise<TargetT> {
+  const current = await getTargetRowInOrg(ctx.db, ctx.org.id, id);
+  if (input.check && input.check.type !== current.kind) {
+    throw new AppError(400, 'CHECK_KIND_IMMUTABLE', `check.type: this monitor is ${current.kind}; its kind is fixed after creation`, { field: 'check.type' });
+  }
+  const prepared = input.check ? await prepareCheck(input.check, ctx) : null;
+  if (input.owner_user_id !== undefined) await checkOwner(ctx, input.owner_user_id);
+  const catalog = await ctx.regions.enabled();
+  return ctx.db.transaction(async (tx) => {
+    const row = await getTargetRowInOrg(tx, ctx.org.id, id, 'update');
+    const values = buildPatchValues(ctx, row, input, prepared, catalog);
+    if (prepared) await checkVariables(tx, ctx.org.id, prepared.texts);
+    const updated = (await updateTargetRow(tx, ctx.org.id, id, values))!;
+    await writeAudit(tx, ctx.actor, {
+      action: 'target.updated', orgId: ctx.org.id, accountId: ctx.org.accountId, entityType: 'target', entityId: id,
+      details: { fields: Object.keys(input), write_source: values.write_source },
+    });
+    return toTarget(updated);
+  });
+}
+
+export async function deleteTarget(ctx: TargetsCtx, id: string): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    const row = await getTargetRowInOrg(tx, ctx.org.id, id, 'update');
+    await deleteTargetRow(tx, ctx.org.id, id);
+    await writeAudit(tx, ctx.actor, {
+      action: 'target.deleted', orgId: ctx.org.id, accountId: ctx.org.accountId, entityType: 'target', entityId: id,
+      details: { name: row.name, kind: row.kind, write_source: ctx.writeSource },
+    });
+  });
+}

@@ -1,0 +1,125 @@
+// The SQL of targets. Every function is scoped by org: a foreign id reads as absent.
+import type { Executor } from '../db/db.js';
+import type { CheckKind } from './constants.js';
+
+export interface TargetRow {
+  id: string;
+  org_id: string;
+  account_id: string;
+  name: string;
+  kind: CheckKind;
+  /** The validated check with credentials sealed in place. */
+  check_spec: Record<string, unknown> & { type: CheckKind };
+  interval_secs: number;
+  enabled: boolean;
+  tags: string[];
+  regions: string[];
+  group_name: string | null;
+  owner_user_id: string | null;
+  alert_channel_ids: string[];
+  alert_confirmations: number;
+  notify_recovery: boolean;
+  renotify_interval_secs: number;
+  recovery_period_secs: number;
+  region_policy: unknown;
+  variable_refs: string[];
+  write_source: string;
+  held_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The columns a write sets (everything but ids, account, hold and timestamps). */
+export type TargetValues = Pick<TargetRow, 'name' | 'kind' | 'check_spec' | 'interval_secs' | 'enabled' | 'tags' | 'regions'
+  | 'group_name' | 'owner_user_id' | 'alert_channel_ids' | 'alert_confirmations' | 'notify_recovery' | 'renotify_interval_secs'
+  | 'recovery_period_secs' | 'region_policy' | 'variable_refs' | 'write_source'>;
+
+const VALUE_COLUMNS = ['name', 'kind', 'check_spec', 'interval_secs', 'enabled', 'tags', 'regions', 'group_name', 'owner_user_id',
+  'alert_channel_ids', 'alert_confirmations', 'notify_recovery', 'renotify_interval_secs', 'recovery_period_secs', 'region_policy',
+  'variable_refs', 'write_source'] as const satisfies ReadonlyArray<keyof TargetValues>;
+
+const JSON_COLUMNS = new Set<string>(['check_spec', 'region_policy']);
+const param = (column: string, value: unknown): unknown => (JSON_COLUMNS.has(column) ? JSON.stringify(value) : value);
+
+/** Serialises quota checks of one account: held until the transaction ends. */
+export async function lockAccount(tx: Executor, accountId: string): Promise<void> {
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('targets:' || $1::text, 0))`, [accountId]);
+}
+
+export async function countAccountTargets(db: Executor, accountId: string, kind?: CheckKind): Promise<number> {
+  const [row] = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM targets WHERE account_id = $1${kind ? ' AND kind = $2' : ''}`, kind ? [accountId, kind] : [accountId]);
+  return row?.n ?? 0;
+}
+
+/**
+ * Inserts when the account has room: the count is bound inside the statement, under the lock the
+ * caller holds (`lockAccount`). `limit` null is unlimited. null when the account is full.
+ */
+export async function insertTarget(tx: Executor, t: { id: string; orgId: string; accountId: string; limit: number | null } & TargetValues): Promise<TargetRow | null> {
+  const values = VALUE_COLUMNS.map((c) => param(c, t[c]));
+  const placeholders = VALUE_COLUMNS.map((_, i) => `$${i + 5}`).join(', ');
+  const [row] = await tx.query<TargetRow>(
+    `INSERT INTO targets (id, org_id, account_id, ${VALUE_COLUMNS.join(', ')})
+     SELECT $1, $2, $3, ${placeholders}
+      WHERE $4::int IS NULL OR (SELECT count(*) FROM targets WHERE account_id = $3) < $4::int
+     RETURNING *`,
+    [t.id, t.orgId, t.accountId, t.limit, ...values]);
+  return row ?? null;
+}
+
+/** `lock: 'update'` holds the row until the transaction ends. */
+export async function getTargetRow(db: Executor, orgId: string, id: string, lock?: 'update'): Promise<TargetRow | null> {
+  const [row] = await db.query<TargetRow>(
+    `SELECT * FROM targets WHERE org_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [orgId, id]);
+  return row ?? null;
+}
+
+export interface TargetFilter { tag?: string; enabled?: boolean; q?: string }
+
+const likeEscape = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+export async function listTargetRows(db: Executor, orgId: string, filter: TargetFilter, page: { limit: number; offset: number }): Promise<{ rows: TargetRow[]; total: number }> {
+  const where = ['org_id = $1'];
+  const params: unknown[] = [orgId];
+  if (filter.tag !== undefined) where.push(`tags @> ARRAY[$${params.push(filter.tag)}::text]`);
+  if (filter.enabled !== undefined) where.push(`enabled = $${params.push(filter.enabled)}`);
+  if (filter.q !== undefined && filter.q !== '') where.push(`name ILIKE $${params.push(`%${likeEscape(filter.q)}%`)}`);
+  const clause = where.join(' AND ');
+  const rows = await db.query<TargetRow>(
+    `SELECT * FROM targets WHERE ${clause} ORDER BY id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    [...params, page.limit, page.offset]);
+  const [count] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM targets WHERE ${clause}`, params);
+  return { rows, total: count?.n ?? 0 };
+}
+
+export async function updateTargetRow(tx: Executor, orgId: string, id: string, values: TargetValues): Promise<TargetRow | null> {
+  const sets = VALUE_COLUMNS.map((c, i) => `${c} = $${i + 3}`).join(', ');
+  const [row] = await tx.query<TargetRow>(
+    `UPDATE targets SET ${sets}, updated_at = now() WHERE org_id = $1 AND id = $2 RETURNING *`,
+    [orgId, id, ...VALUE_COLUMNS.map((c) => param(c, values[c]))]);
+  return row ?? null;
+}
+
+export async function deleteTargetRow(tx: Executor, orgId: string, id: string): Promise<boolean> {
+  const rows = await tx.query('DELETE FROM targets WHERE org_id = $1 AND id = $2 RETURNING id', [orgId, id]);
+  return rows.length > 0;
+}
+
+export async function isOrgMember(db: Executor, orgId: string, userId: string): Promise<boolean> {
+  const rows = await db.query('SELECT 1 FROM memberships WHERE org_id = $1 AND user_id = $2', [orgId, userId]);
+  return rows.length > 0;
+}
+
+export async function countTargetsReferencing(db: Executor, orgId: string, key: string): Promise<number> {
+  const [row] = await db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM targets WHERE org_id = $1 AND variable_refs @> ARRAY[$2::text]', [orgId, key]);
+  return row?.n ?? 0;
+}
+
+export async function setTargetRegions(tx: Executor, orgId: string, id: string, regions: string[], writeSource: string): Promise<TargetRow | null> {
+  const [row] = await tx.query<TargetRow>(
+    'UPDATE targets SET regions = $3, write_source = $4, updated_at = now() WHERE org_id = $1 AND id = $2 RETURNING *',
+    [orgId, id, regions, writeSource]);
+  return row ?? null;
+}

@@ -1,0 +1,38 @@
+// `GET/PUT /api/v1/targets/{id}/regions` (CONTRACT.md): the regions a monitor probes from.
+import { writeAudit } from '../shared/audit.js';
+import { checkRegions } from './regions.js';
+import { getTargetRowInOrg, type TargetsCtx } from './service.js';
+import { setTargetRegions, type TargetRow } from './store.js';
+import type { Static } from '@sinclair/typebox';
+import type { TargetRegions } from './schema.js';
+
+type RegionsT = Static<typeof TargetRegions>;
+
+/** The stored ids as catalog entries, in stored order; a region disabled since is left out. */
+async function regionsOf(ctx: TargetsCtx, row: TargetRow): Promise<RegionsT> {
+  const catalog = new Map((await ctx.regions.enabled()).map((r) => [r.id, r]));
+  const regions = row.regions.flatMap((id) => {
+    const r = catalog.get(id);
+    return r ? [{ id: r.id, name: r.name, city: r.city, country_code: r.country_code, continent: r.continent, latitude: r.latitude, longitude: r.longitude }] : [];
+  });
+  return { regions };
+}
+
+export async function getTargetRegions(ctx: TargetsCtx, id: string): Promise<RegionsT> {
+  return regionsOf(ctx, await getTargetRowInOrg(ctx.db, ctx.org.id, id));
+}
+
+export async function putTargetRegions(ctx: TargetsCtx, id: string, requested: string[]): Promise<RegionsT> {
+  const catalog = await ctx.regions.enabled();
+  const row = await ctx.db.transaction(async (tx) => {
+    const current = await getTargetRowInOrg(tx, ctx.org.id, id, 'update');
+    const regions = checkRegions(current.kind, requested, catalog, ctx.plan.caps.max_regions);
+    const updated = (await setTargetRegions(tx, ctx.org.id, id, regions, ctx.writeSource))!;
+    await writeAudit(tx, ctx.actor, {
+      action: 'target.regions_set', orgId: ctx.org.id, accountId: ctx.org.accountId, entityType: 'target', entityId: id,
+      details: { regions, write_source: ctx.writeSource },
+    });
+    return updated;
+  });
+  return regionsOf(ctx, row);
+}

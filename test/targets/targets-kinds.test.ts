@@ -1,0 +1,110 @@
+// Per-kind check rules at write time (monitoring-api.md, "Check specs", "Errors").
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createTenantWithToken, startTestApp, type Tenant, type TestApp } from '../helpers/app.js';
+import { client, expectError, httpTarget, overrideCaps, PUBLIC_URL, type Api, type Json } from './helpers.js';
+
+const create = (api: Api, check: Json, extra: Json = {}) => api('POST', '/api/v1/targets', { name: 'k', check, ...extra });
+
+describe('targets: kind rules', () => {
+  let t: TestApp;
+  let api: Api;
+  let tenant: Tenant & { token: string };
+  before(async () => {
+    t = await startTestApp();
+    tenant = await createTenantWithToken(t, { plan: 'team' });
+    api = client(t, tenant.token);
+  });
+  after(async () => { await t.close(); });
+
+  it('http: scheme http or https with a host', async () => {
+    expectError(await create(api, { type: 'http', url: 'ftp://93.184.216.34/' }), 400, 'VALIDATION_FAILED', 'check.url');
+    expectError(await create(api, { type: 'http', url: 'not a url' }), 400, 'VALIDATION_FAILED', 'check.url');
+    expectError(await create(api, { type: 'http', url: 'file:///etc/passwd' }), 400, 'VALIDATION_FAILED', 'check.url');
+    assert.equal((await create(api, { type: 'http', url: 'http://93.184.216.34:8080/health' })).statusCode, 201);
+  });
+
+  it('http: verify_tls false with credentials over https is 400; over http it is accepted', async () => {
+    expectError(await create(api, { type: 'http', url: PUBLIC_URL, verify_tls: false, bearer_token: 't' }), 400, 'VALIDATION_FAILED', 'check.verify_tls');
+    expectError(await create(api, { type: 'http', url: PUBLIC_URL, verify_tls: false, basic_auth: ['u', 'p'] }), 400, 'VALIDATION_FAILED', 'check.verify_tls');
+    assert.equal((await create(api, { type: 'http', url: PUBLIC_URL, verify_tls: false })).statusCode, 201);
+    assert.equal((await create(api, { type: 'http', url: 'http://93.184.216.34/', verify_tls: false, bearer_token: 't' })).statusCode, 201);
+  });
+
+  it('ip_version against an IP-literal host of the other family is INVALID_IP_VERSION (http, tcp, tls_cert)', async () => {
+    expectError(await create(api, { type: 'http', url: PUBLIC_URL, ip_version: 'ipv6' }), 400, 'INVALID_IP_VERSION', 'check.ip_version');
+    expectError(await create(api, { type: 'http', url: 'https://[2606:2800:220:1::1]/', ip_version: 'ipv4' }), 400, 'INVALID_IP_VERSION', 'check.ip_version');
+    expectError(await create(api, { type: 'tcp', host: '93.184.216.34', port: 22, ip_version: 'ipv6' }), 400, 'INVALID_IP_VERSION', 'check.ip_version');
+    expectError(await create(api, { type: 'tls_cert', host: '2606:2800:220:1::1', ip_version: 'ipv4' }), 400, 'INVALID_IP_VERSION', 'check.ip_version');
+    assert.equal((await create(api, { type: 'http', url: PUBLIC_URL, ip_version: 'ipv4' })).statusCode, 201);
+    assert.equal((await create(api, { type: 'tcp', host: '2606:2800:220:1::1', port: 443, ip_version: 'ipv6' })).statusCode, 201);
+  });
+
+  it('tcp and tls_cert need a host; port 0 is refused', async () => {
+    expectError(await create(api, { type: 'tcp', host: '   ', port: 22 }), 400, 'VALIDATION_FAILED', 'check.host');
+    expectError(await create(api, { type: 'tls_cert', host: ' ' }), 400, 'VALIDATION_FAILED', 'check.host');
+    expectError(await create(api, { type: 'tcp', host: '93.184.216.34', port: 0 }), 400, 'VALIDATION_FAILED', 'check.port');
+  });
+
+  it('tls_cert and domain_expiry: warn_days must exceed critical_days', async () => {
+    expectError(await create(api, { type: 'tls_cert', host: '93.184.216.34', warn_days: 7, critical_days: 7 }), 400, 'VALIDATION_FAILED', 'check.warn_days');
+    expectError(await create(api, { type: 'domain_expiry', domain: 'example.com', warn_days: 5, critical_days: 10 }), 400, 'VALIDATION_FAILED', 'check.warn_days');
+    expectError(await create(api, { type: 'domain_expiry', domain: 'example.com', warn_days: 366 }), 400, 'VALIDATION_FAILED', 'check.warn_days');
+    assert.equal((await create(api, { type: 'tls_cert', host: '93.184.216.34', warn_days: 8, critical_days: 7 })).statusCode, 201);
+  });
+
+  it('domain_expiry: the domain has the form name.tld', async () => {
+    for (const domain of ['localhost', 'example..com', '.example.com', 'example.com.', 'exa mple.com']) {
+      expectError(await create(api, { type: 'domain_expiry', domain }), 400, 'VALIDATION_FAILED', 'check.domain');
+    }
+    const ok = (await create(api, { type: 'domain_expiry', domain: 'example.com' })).json() as Json;
+    assert.equal(ok.interval, 86400);
+  });
+
+  it('heartbeat and manual refuse regions', async () => {
+    expectError(await create(api, { type: 'heartbeat' }, { regions: ['local'] }), 422, 'REGION_INVALID', 'regions');
+    expectError(await create(api, { type: 'manual' }, { regions: ['local'] }), 422, 'REGION_INVALID', 'regions');
+    const hb = (await create(api, { type: 'heartbeat' })).json() as Json;
+    assert.deepEqual(hb.regions, []);
+    expectError(await api('PUT', `/api/v1/targets/${hb.id}/regions`, { regions: ['local'] }), 422, 'REGION_INVALID', 'regions');
+  });
+
+  it('manual: one confirmation, recovery 0, interval exactly 60', async () => {
+    const manual = (await create(api, { type: 'manual' }, { alert_confirmations: 5 })).json() as Json;
+    assert.deepEqual([manual.alert_confirmations, manual.recovery_period_secs, manual.interval], [1, 0, 60]);
+    expectError(await api('PATCH', `/api/v1/targets/${manual.id}`, { alert_confirmations: 2 }), 400, 'INVALID_ALERT_CONFIG', 'alert_confirmations');
+    expectError(await api('PATCH', `/api/v1/targets/${manual.id}`, { recovery_period_secs: 30 }), 400, 'INVALID_ALERT_CONFIG', 'recovery_period_secs');
+    expectError(await create(api, { type: 'manual' }, { recovery_period_secs: 60 }), 400, 'INVALID_ALERT_CONFIG', 'recovery_period_secs');
+    expectError(await create(api, { type: 'manual' }, { interval: 120 }), 400, 'INVALID_INTERVAL', 'interval');
+    expectError(await api('PATCH', `/api/v1/targets/${manual.id}`, { interval: 30 }), 400, 'INVALID_INTERVAL', 'interval');
+    assert.equal((await api('PATCH', `/api/v1/targets/${manual.id}`, { interval: 60, alert_confirmations: 1 })).statusCode, 200);
+  });
+
+  it('flow: at least one assert step; steps within the plan', async () => {
+    const flow = (steps: Json[]) => ({ type: 'flow', start_url: PUBLIC_URL, steps });
+    expectError(await create(api, flow([{ op: 'click', selector: '#a' }])), 400, 'VALIDATION_FAILED', 'check.steps');
+    expectError(await create(api, { type: 'flow', start_url: 'ftp://x.example/', steps: [{ op: 'assert_url', contains: 'x' }] }), 400, 'VALIDATION_FAILED', 'check.start_url');
+    expectError(await create(api, flow([{ op: 'goto', url: 'gopher://93.184.216.34/' }, { op: 'assert_url', contains: 'x' }])), 400, 'VALIDATION_FAILED', 'check.steps[0].url');
+    const created = (await create(api, flow([{ op: 'goto', url: '/login' }, { op: 'assert_text', contains: 'Hi' }]))).json() as Json;
+    assert.equal(created.interval, 300);
+    assert.equal(created.recovery_period_secs, 180);
+    await overrideCaps(t, tenant.accountId, { max_flow_steps: 2 });
+    const third = await create(api, flow([{ op: 'click', selector: 'a' }, { op: 'click', selector: 'b' }, { op: 'assert_url', contains: 'x' }]));
+    expectError(third, 400, 'INVALID_FLOW_PARAMS', 'check.steps');
+  });
+
+  it('flow: a plan whose max_flow_checks is 0 is 403 FLOW_CHECKS_DISABLED', async () => {
+    const free = client(t, (await createTenantWithToken(t, { plan: 'free' })).token);
+    expectError(await create(free, { type: 'flow', start_url: PUBLIC_URL, steps: [{ op: 'assert_url', contains: 'x' }] }), 403, 'FLOW_CHECKS_DISABLED');
+    assert.equal((await create(free, httpTarget().check, { interval: 180 })).statusCode, 201);
+  });
+
+  it('PATCH: a check of another type is CHECK_KIND_IMMUTABLE; a check of the same type replaces it', async () => {
+    const created = (await create(api, { type: 'http', url: PUBLIC_URL })).json() as Json;
+    expectError(await api('PATCH', `/api/v1/targets/${created.id}`, { check: { type: 'tcp', host: '93.184.216.34', port: 80 } }), 400, 'CHECK_KIND_IMMUTABLE', 'check.type');
+    const patched = (await api('PATCH', `/api/v1/targets/${created.id}`, { check: { type: 'http', url: 'http://93.184.216.34/x', method: 'HEAD' } })).json() as Json;
+    assert.equal(patched.check.url, 'http://93.184.216.34/x');
+    assert.equal(patched.check.method, 'HEAD');
+    expectError(await api('PATCH', `/api/v1/targets/${created.id}`, { check: { type: 'http', url: 'ftp://x/' } }), 400, 'VALIDATION_FAILED', 'check.url');
+  });
+});

@@ -1,0 +1,101 @@
+// Write-time SSRF guard and deny-lists on every host a check reaches; `{{key}}` variable references.
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createTenantWithToken, startTestApp, type Tenant, type TestApp } from '../helpers/app.js';
+import { client, expectError, httpTarget, PUBLIC_URL, type Api, type Json } from './helpers.js';
+
+const steps = (url: string) => [{ op: 'goto', url }, { op: 'assert_url', contains: 'x' }];
+
+describe('targets: SSRF guard and deny-lists at write time', () => {
+  let t: TestApp;
+  let a: Tenant & { token: string };
+  let api: Api;
+  before(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kw-deny-'));
+    writeFileSync(join(dir, 'urls.txt'), '/wp-admin\n');
+    writeFileSync(join(dir, 'domains.txt'), 'evil.example\n');
+    t = await startTestApp({ config: { 'abuse.url_patterns_file': join(dir, 'urls.txt'), 'abuse.domain_denylist_file': join(dir, 'domains.txt') } });
+    a = await createTenantWithToken(t, { plan: 'team' });
+    api = client(t, a.token);
+  });
+  after(async () => { await t.close(); });
+
+  it('refuses blocked addresses in every host field', async () => {
+    const cases: Array<[Json, string]> = [
+      [{ type: 'http', url: 'http://127.0.0.1/' }, 'check.url'],
+      [{ type: 'http', url: 'http://[::ffff:10.0.0.1]/' }, 'check.url'],
+      [{ type: 'http', url: 'http://localhost:8080/' }, 'check.url'],
+      [{ type: 'tcp', host: '192.168.1.1', port: 22 }, 'check.host'],
+      [{ type: 'ping', host: '169.254.169.254' }, 'check.host'],
+      [{ type: 'tls_cert', host: '100.64.0.1' }, 'check.host'],
+      [{ type: 'flow', start_url: 'http://10.1.2.3/', steps: steps('/a') }, 'check.start_url'],
+      [{ type: 'flow', start_url: PUBLIC_URL, steps: steps('http://0.0.0.0/') }, 'check.steps[0].url'],
+    ];
+    for (const [check, field] of cases) expectError(await api('POST', '/api/v1/targets', { name: 'x', check }), 400, 'VALIDATION_FAILED', field);
+    const created = (await api('POST', '/api/v1/targets', httpTarget())).json() as Json;
+    expectError(await api('PATCH', `/api/v1/targets/${created.id}`, { check: { type: 'http', url: 'http://10.0.0.1/' } }), 400, 'VALIDATION_FAILED', 'check.url');
+  });
+
+  it('refuses deny-listed URLs and domains and records abuse_blocked events', async () => {
+    expectError(await api('POST', '/api/v1/targets', httpTarget({}, { url: 'https://93.184.216.34/wp-admin/install.php' })), 400, 'URL_PATTERN_BLOCKED', 'check.url');
+    expectError(await api('POST', '/api/v1/targets', httpTarget({}, { url: 'https://www.evil.example/' })), 400, 'DOMAIN_DENYLISTED', 'check.url');
+    expectError(await api('POST', '/api/v1/targets', { name: 'x', check: { type: 'tcp', host: 'evil.example', port: 22 } }), 400, 'DOMAIN_DENYLISTED', 'check.host');
+    expectError(await api('POST', '/api/v1/targets', { name: 'x', check: { type: 'domain_expiry', domain: 'evil.example' } }), 400, 'DOMAIN_DENYLISTED', 'check.domain');
+    expectError(await api('POST', '/api/v1/targets', { name: 'x', check: { type: 'dns', domain: 'a.evil.example.', record_type: 'A' } }), 400, 'DOMAIN_DENYLISTED', 'check.domain');
+    expectError(await api('POST', '/api/v1/targets', { name: 'x', check: { type: 'flow', start_url: PUBLIC_URL, steps: steps('https://93.184.216.34/wp-admin') } }), 400, 'URL_PATTERN_BLOCKED', 'check.steps[0].url');
+    await t.services.quotaEvents.flush();
+    const [row] = await t.services.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM quota_events WHERE event = 'abuse_blocked' AND account_id = $1 AND user_id = $2`, [a.accountId, a.userId]);
+    assert.equal(row!.n, 6);
+  });
+
+  it('allow_private_targets lets private addresses through', async () => {
+    const open = await startTestApp({ config: { 'security.allow_private_targets': true } });
+    try {
+      const openApi = client(open, (await createTenantWithToken(open, { plan: 'team' })).token);
+      assert.equal((await openApi('POST', '/api/v1/targets', httpTarget({}, { url: 'http://127.0.0.1:9/' }))).statusCode, 201);
+      assert.equal((await openApi('POST', '/api/v1/targets', { name: 'x', check: { type: 'tcp', host: '10.0.0.1', port: 5432 } })).statusCode, 201);
+    } finally {
+      await open.close();
+    }
+  });
+});
+
+describe('targets: variable references', () => {
+  let t: TestApp;
+  let api: Api;
+  before(async () => {
+    t = await startTestApp();
+    api = client(t, (await createTenantWithToken(t, { plan: 'team' })).token);
+    await api('POST', '/api/v1/variables', { key: 'host', value: 'example.com' });
+    await api('POST', '/api/v1/variables', { key: 'token', is_secret: true, value: 's3cret' });
+  });
+  after(async () => { await t.close(); });
+
+  it('resolves references; secrets only in header values, the body and fill values', async () => {
+    const ok = await api('POST', '/api/v1/targets', httpTarget({}, { url: 'https://{{host}}/health', headers: { Authorization: 'Bearer {{ token }}' }, body: '{"t":"{{token}}"}', method: 'POST' }));
+    assert.equal(ok.statusCode, 201, ok.body);
+    assert.equal((ok.json() as Json).check.url, 'https://{{host}}/health');
+    expectError(await api('POST', '/api/v1/targets', httpTarget({}, { url: 'https://{{nope}}/' })), 422, 'UNRESOLVED_VARIABLE', 'check.url');
+    expectError(await api('POST', '/api/v1/targets', httpTarget({}, { url: 'https://93.184.216.34/?k={{token}}' })), 422, 'UNRESOLVED_VARIABLE', 'check.url');
+    expectError(await api('POST', '/api/v1/targets', httpTarget({}, { expected_body_contains: '{{token}}' })), 422, 'UNRESOLVED_VARIABLE', 'check.expected_body_contains');
+    expectError(await api('POST', '/api/v1/targets', httpTarget({}, { headers: { 'X-A': '{{missing}}' } })), 422, 'UNRESOLVED_VARIABLE', 'check.headers.X-A');
+    const flow = await api('POST', '/api/v1/targets', { name: 'f', check: { type: 'flow', start_url: PUBLIC_URL, steps: [{ op: 'fill', selector: '#p', value: '{{token}}' }, { op: 'assert_url', contains: 'x' }] } });
+    assert.equal(flow.statusCode, 201, flow.body);
+  });
+
+  it('counts used_by and refuses deleting a referenced variable', async () => {
+    const vars = ((await api('GET', '/api/v1/variables')).json() as Json).variables as Json[];
+    const byKey = Object.fromEntries(vars.map((v) => [v.key, v]));
+    assert.equal(byKey.host.used_by, 1);
+    assert.equal(byKey.token.used_by, 2);
+    expectError(await api('DELETE', `/api/v1/variables/${byKey.host.id}`), 409, 'VARIABLE_IN_USE');
+    const targets = ((await api('GET', '/api/v1/targets')).json() as Json).targets as Json[];
+    const user = targets.find((x) => x.check.url === 'https://{{host}}/health')!;
+    await api('PATCH', `/api/v1/targets/${user.id}`, { check: { type: 'http', url: PUBLIC_URL } });
+    assert.equal(((await api('GET', `/api/v1/variables/${byKey.host.id}`)).json() as Json).used_by, 0);
+    assert.equal((await api('DELETE', `/api/v1/variables/${byKey.host.id}`)).statusCode, 204);
+  });
+});

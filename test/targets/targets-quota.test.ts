@@ -1,0 +1,60 @@
+// max_targets across the account's orgs, atomic under the account lock; max_flow_checks; usage.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createTenantWithToken, startTestApp, type TestApp } from '../helpers/app.js';
+import { client, expectError, httpTarget, overrideCaps, PUBLIC_URL, type Json } from './helpers.js';
+
+describe('targets: quotas', () => {
+  let t: TestApp;
+  before(async () => { t = await startTestApp(); });
+  after(async () => { await t.close(); });
+
+  it('30 parallel creates at a cap of 5 leave exactly 5; the rest are 422 QUOTA_EXCEEDED max_targets', async () => {
+    const a = await createTenantWithToken(t, { plan: 'team' });
+    await overrideCaps(t, a.accountId, { max_targets: 5 });
+    const api = client(t, a.token);
+    const results = await Promise.all(Array.from({ length: 30 }, () => api('POST', '/api/v1/targets', httpTarget())));
+    assert.equal(results.filter((r) => r.statusCode === 201).length, 5);
+    for (const r of results.filter((x) => x.statusCode !== 201)) assert.equal(expectError(r, 422, 'QUOTA_EXCEEDED').quota, 'max_targets');
+    assert.equal(((await api('GET', '/api/v1/targets')).json() as Json).total, 5);
+    await t.services.quotaEvents.flush();
+    const [events] = await t.services.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM quota_events WHERE event = 'quota_exceeded' AND quota = 'max_targets' AND account_id = $1`, [a.accountId]);
+    assert.equal(events!.n, 25);
+  });
+
+  it("counts across the account's orgs and shows in the usage view", async () => {
+    const a = await createTenantWithToken(t, { plan: 'team' });
+    await overrideCaps(t, a.accountId, { max_targets: 2 });
+    const api = client(t, a.token);
+    assert.equal((await api('POST', '/api/v1/targets', httpTarget())).statusCode, 201);
+    // A second org of the same account, inserted directly: the org API is not part of this domain.
+    const orgId = '01900000-0000-7000-8000-000000000001';
+    await t.services.db.query(`INSERT INTO orgs (id, account_id, slug, name) VALUES ($1, $2, 'second-org-q', 'Second')`, [orgId, a.accountId]);
+    await t.services.db.query(`INSERT INTO targets (id, org_id, account_id, name, kind, check_spec, interval_secs, write_source)
+      VALUES ('01900000-0000-7000-8000-000000000002', $1, $2, 'other', 'manual', '{"type":"manual"}', 60, 'api')`, [orgId, a.accountId]);
+    expectError(await api('POST', '/api/v1/targets', httpTarget()), 422, 'QUOTA_EXCEEDED');
+    const usage = (await api('GET', `/api/v1/orgs/${a.orgId}/usage`)).json() as Json;
+    assert.deepEqual(usage.quotas.max_targets, { current: 2, limit: 2 });
+    assert.deepEqual(usage.quotas.max_flow_checks, { current: 0, limit: 10 });
+  });
+
+  it('max_flow_checks caps flows', async () => {
+    const a = await createTenantWithToken(t, { plan: 'founding' });
+    const api = client(t, a.token);
+    const flow = { name: 'f', check: { type: 'flow', start_url: PUBLIC_URL, steps: [{ op: 'assert_url', contains: 'x' }] } };
+    assert.equal((await api('POST', '/api/v1/targets', flow)).statusCode, 201);
+    assert.equal(expectError(await api('POST', '/api/v1/targets', flow), 422, 'QUOTA_EXCEEDED').quota, 'max_flow_checks');
+    assert.equal((await api('POST', '/api/v1/targets', httpTarget())).statusCode, 201);
+  });
+
+  it('a flow stays editable after the plan drops flows; a new one is 403 FLOW_CHECKS_DISABLED', async () => {
+    const a = await createTenantWithToken(t, { plan: 'founding' });
+    const api = client(t, a.token);
+    const flow = { name: 'f', check: { type: 'flow', start_url: PUBLIC_URL, steps: [{ op: 'assert_url', contains: 'x' }] } };
+    const created = (await api('POST', '/api/v1/targets', flow)).json() as Json;
+    await overrideCaps(t, a.accountId, { max_flow_checks: 0 });
+    expectError(await api('POST', '/api/v1/targets', flow), 403, 'FLOW_CHECKS_DISABLED');
+    const patched = await api('PATCH', `/api/v1/targets/${created.id}`, { name: 'g', check: { ...flow.check, timeout: 60000 } });
+    assert.equal(patched.statusCode, 200, patched.body);
+  });
+});
