@@ -6,6 +6,7 @@ import { domainToASCII } from 'node:url';
 import { findReferences } from '../variables/index.js';
 import { AppError } from '../shared/errors.js';
 import type { CheckSpecT } from './check-specs.js';
+import { normaliseDnsCheck } from './dns-params.js';
 
 type Spec<K extends CheckSpecT['type']> = Extract<CheckSpecT, { type: K }>;
 
@@ -83,7 +84,14 @@ function checkFlow(check: Spec<'flow'>, maxFlowSteps: number | null): void {
   });
 }
 
-/** Throws the first rule the check breaks. */
+/** DNS rules (dns-params.ts); the check is rewritten in place to its stored form (normalised domain, no empty expected_records). */
+function checkDns(check: Spec<'dns'>): void {
+  const normalised = normaliseDnsCheck(check);
+  Object.assign(check, normalised);
+  if (normalised.expected_records === undefined) delete check.expected_records;
+}
+
+/** Throws the first rule the check breaks (a dns check is also normalised in place). */
 export function checkKindRules(check: CheckSpecT, plan: { maxFlowSteps: number | null }): void {
   switch (check.type) {
     case 'http': return checkHttp(check);
@@ -92,6 +100,7 @@ export function checkKindRules(check: CheckSpecT, plan: { maxFlowSteps: number |
     case 'tls_cert': checkHost(check.host); checkExpiryDays(check); return checkIpVersion(check.host.trim(), check.ip_version);
     case 'domain_expiry': checkDomainForm(check.domain); return checkExpiryDays(check);
     case 'flow': return checkFlow(check, plan.maxFlowSteps);
+    case 'dns': return checkDns(check);
     default: return undefined;
   }
 }

@@ -3,6 +3,7 @@
 import type { AbuseBlockedEvent, DenyLists } from '../net/deny-lists.js';
 import type { NetworkGuard } from '../net/guard.js';
 import type { CheckSpecT } from './check-specs.js';
+import { parseResolver } from './dns-params.js';
 import { hostIsReference, hostOf, parseHttpUrl } from './kinds.js';
 
 export interface NetworkCtx {
@@ -20,7 +21,11 @@ function reachOf(check: CheckSpecT): Reach {
   switch (check.type) {
     case 'http': reach.urls.push({ url: check.url, field: 'check.url' }); break;
     case 'tcp': case 'ping': case 'tls_cert': reach.hosts.push({ host: check.host.trim(), field: 'check.host' }); break;
-    case 'dns': reach.domains.push({ domain: check.domain.trim().replace(/\.$/, ''), field: 'check.domain' }); break;
+    case 'dns':
+      reach.domains.push({ domain: check.domain.trim().replace(/\.$/, ''), field: 'check.domain' });
+      // A custom resolver is a server the probe sends packets to: the guard judges it like any host.
+      if (check.resolver) reach.hosts.push({ host: parseResolver(check.resolver).address, field: 'check.resolver' });
+      break;
     case 'domain_expiry': reach.domains.push({ domain: check.domain.trim(), field: 'check.domain' }); break;
     case 'flow':
       reach.urls.push({ url: check.start_url, field: 'check.start_url' });

@@ -33,6 +33,8 @@ describe('targets: SSRF guard and deny-lists at write time', () => {
       [{ type: 'tls_cert', host: '100.64.0.1' }, 'check.host'],
       [{ type: 'flow', start_url: 'http://10.1.2.3/', steps: steps('/a') }, 'check.start_url'],
       [{ type: 'flow', start_url: PUBLIC_URL, steps: steps('http://0.0.0.0/') }, 'check.steps[0].url'],
+      [{ type: 'dns', domain: 'example.com', record_type: 'A', resolver: '127.0.0.1:5353' }, 'check.resolver'],
+      [{ type: 'dns', domain: 'example.com', record_type: 'A', resolver: '[fd00::53]' }, 'check.resolver'],
     ];
     for (const [check, field] of cases) expectError(await api('POST', '/api/v1/targets', { name: 'x', check }), 400, 'VALIDATION_FAILED', field);
     const created = (await api('POST', '/api/v1/targets', httpTarget())).json() as Json;
