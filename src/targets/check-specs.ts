@@ -12,7 +12,7 @@ import {
  * error names a field of the branch the client meant, never of a sibling.
  */
 export function discriminated<T extends TObject[]>(propertyName: string, variants: [...T], options: { description?: string } = {}): TUnion<T> {
-  return Type.Unsafe<Static<TUnion<T>>>({ oneOf: variants, discriminator: { propertyName }, ...options }) as unknown as TUnion<T>;
+  return Type.Unsafe<Static<TUnion<T>>>({ type: 'object', oneOf: variants, discriminator: { propertyName }, ...options }) as unknown as TUnion<T>;
 }
 
 const strict = { additionalProperties: false } as const;

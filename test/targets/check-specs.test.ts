@@ -62,6 +62,16 @@ describe('check specs', () => {
     assert.equal(missing.extra.field, 'check.type');
   });
 
+  it('a check, expected_status or step that is not an object is refused, never passed through', () => {
+    for (const check of ['', 0, [], null, true]) {
+      const result = validate({ check });
+      assert.ok(result.error instanceof AppError, `check ${JSON.stringify(check)} must be refused`);
+      assert.equal(result.error.extra.field, 'check');
+    }
+    assert.equal(reject({ type: 'http', url: 'https://x', expected_status: 200 } as object).extra.field, 'check.expected_status');
+    assert.equal(reject({ type: 'flow', start_url: 'https://x.test', steps: ['click'] }).extra.field, 'check.steps[0]');
+  });
+
   it('reports the error of the branch the tag names', () => {
     assert.equal(reject({ type: 'tcp', host: 'example.com', port: 0 }).extra.field, 'check.port');
     assert.equal(reject({ type: 'http' }).extra.field, 'check.url');
