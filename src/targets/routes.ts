@@ -5,6 +5,7 @@ import {
   CreateTargetBody, ListTargetsQuery, PatchTargetBody, PutRegionsBody, Target, TargetList, TargetRegions, type WriteSource,
 } from './schema.js';
 import { createTarget, deleteTarget, getTargetInOrg, listTargets, patchTarget, type TargetsCtx } from './service.js';
+import { registerTagRoutes } from './tags.js';
 import { getTargetRegions, putTargetRegions } from './target-regions.js';
 
 const TAGS = ['targets'];
@@ -98,4 +99,6 @@ export function registerTargetRoutes(app: FastifyInstance, services: Services): 
     response: { 200: TargetRegions },
     handler: async (request) => putTargetRegions(ctx(request), request.params.id, request.body.regions),
   });
+
+  registerTagRoutes(app, services);
 }

@@ -1,0 +1,3 @@
+// The dashboard domain as other code sees it.
+export { registerDashboardRoutes } from './routes.js';
+export { DashboardSummary, type DashboardSummaryT } from './schema.js';
