@@ -1,6 +1,6 @@
 // Authenticates `user` routes with a bearer API token, resolves the org, checks the scope and the
 // rate budget. Sessions (a later domain) slot in beside tokens in `identify()`.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify';
 import { TokenAuthError } from '../identity/api-tokens.js';
 import { hasScope } from '../identity/scopes.js';
 import { ORG_SLUG_RE } from '../orgs/directory.js';
@@ -16,9 +16,11 @@ const BEARER_RE = /^Bearer +(\S+) *$/i;
 export function installAuth(app: FastifyInstance, services: Services): void {
   app.decorateRequest('auth', null);
   app.addHook('onRequest', async (request) => {
-    const mode = request.routeOptions.config.auth ?? 'public';
+    // routeOptions builds a new object on every access: read it once.
+    const config = request.routeOptions.config;
+    const mode = config.auth ?? 'public';
     if (mode === 'operator') return checkOperator(request, services.operatorSecret);
-    if (mode === 'user') request.auth = await authenticateUser(request, services);
+    if (mode === 'user') request.auth = await authenticateUser(request, services, config);
   });
 }
 
@@ -28,7 +30,7 @@ function checkOperator(request: FastifyRequest, secret: string | null): void {
   if (!secret || !presented || !safeEqual(presented, secret)) throw new AppError(404, 'NOT_FOUND', 'route not found');
 }
 
-async function authenticateUser(request: FastifyRequest, services: Services): Promise<RequestAuth> {
+async function authenticateUser(request: FastifyRequest, services: Services, config: FastifyContextConfig): Promise<RequestAuth> {
   const header = request.headers.authorization;
   if (header === undefined) throw new AppError(401, 'UNAUTHENTICATED', 'send Authorization: Bearer <API token>');
   // A presented header that is not a bearer token is a failed attempt too (Events 4: every attempt is recorded).
@@ -57,7 +59,6 @@ async function authenticateUser(request: FastifyRequest, services: Services): Pr
   // Rows for every failure and every argon2 verification; a cache hit is not recorded again.
   if (fresh) services.loginAttempts.push({ method: 'api_token', success: true, tokenId: principal.tokenId, userId: principal.userId, ip: request.ip, userAgent: request.headers['user-agent'] });
 
-  const config = request.routeOptions.config;
   const org = config.orgScoped === false ? bound : await resolveOrg(request, services, principal.userId, bound);
   if (config.scope && !hasScope(principal.scopes, config.scope)) {
     throw new AppError(403, 'INSUFFICIENT_SCOPE', `this token lacks the scope ${config.scope}`);

@@ -15,6 +15,12 @@ export function cacheControlFor(method: string, url: string): string | undefined
   return 'private, max-age=10';
 }
 
+async function requireJsonBody(request: FastifyRequest): Promise<void> {
+  if (!JSON_TYPE.test(request.headers['content-type'] ?? '')) {
+    throw new AppError(415, 'INVALID_CONTENT_TYPE', 'send the body as Content-Type: application/json');
+  }
+}
+
 export function installConventions(app: FastifyInstance): void {
   // Fastify parses text/plain by default; the API takes JSON only, anything else is 415.
   app.removeContentTypeParser('text/plain');
@@ -28,12 +34,13 @@ export function installConventions(app: FastifyInstance): void {
     return parseJson(request, body as string, done);
   });
 
-  // A route with a body schema needs a JSON body, also when the client sent none at all.
-  app.addHook('preValidation', async (request: FastifyRequest) => {
-    if (!request.routeOptions.schema?.body || !MUTATIONS.has(request.method)) return;
-    if (!JSON_TYPE.test(request.headers['content-type'] ?? '')) {
-      throw new AppError(415, 'INVALID_CONTENT_TYPE', 'send the body as Content-Type: application/json');
-    }
+  // A route with a body schema needs a JSON body, also when the client sent none at all. Attached
+  // to those routes alone, so reads pay nothing for it.
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (!route.schema?.body || !methods.some((m) => MUTATIONS.has(m))) return;
+    const existing = route.preValidation ? [route.preValidation].flat() : [];
+    route.preValidation = [requireJsonBody, ...existing];
   });
 
   // One hook for every response header (each async hook costs on the hot path).
