@@ -305,7 +305,7 @@ describe('fuzzing the target and variable bodies', () => {
     }
   });
   after(async () => {
-    for (const [route, seen] of Object.entries(report)) console.log(`# ${route}: ${seen.join(', ')}`);
+    for (const [route, seen] of Object.entries(report)) process.stdout.write(`# ${route}: ${seen.join(', ')}\n`);
     await t.close();
   });
 
