@@ -8,7 +8,7 @@ import { serve } from './server.js';
 
 const USAGE = `usage: keepwatch <command> [--config PATH]
 
-  serve     run the API, scheduler and workers
+  serve     run the service (API and background work)
   migrate   apply pending database migrations and exit
   admin     operator commands over HTTP (keepwatch admin --help)`;
 

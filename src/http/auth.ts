@@ -1,5 +1,5 @@
 // Authenticates `user` routes with a bearer API token, resolves the org, checks the scope and the
-// rate budget. Sessions (a later domain) slot in beside tokens in `identify()`.
+// rate budget. Sessions (a later domain) slot in beside tokens where `authenticateUser` reads the credential.
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify';
 import { TokenAuthError } from '../identity/api-tokens.js';
 import { hasScope } from '../identity/scopes.js';
