@@ -1,5 +1,7 @@
 // Target field rules beyond the schema (monitoring-api.md, "Target (monitor)", "Alert config",
 // "Manual monitor rules"): tags, alert bindings and counts, region policy.
+import { existingChannelIds } from '../channels/index.js';
+import type { Executor } from '../db/db.js';
 import { AppError } from '../shared/errors.js';
 import {
   DEFAULT_ALERT_CONFIRMATIONS, DEFAULT_REGION_POLICY, DEFAULT_RENOTIFY_INTERVAL_SECS, RECOVERY_PERIOD_MAX_SECS, RENOTIFY_MIN_SECS,
@@ -56,18 +58,23 @@ export function defaultAlertConfig(kind: CheckKind): AlertConfig {
 
 const alertError = (field: string, message: string): AppError => new AppError(400, 'INVALID_ALERT_CONFIG', `${field}: ${message}`, { field });
 
-/**
- * Channel ids must be distinct channels of the org. No channel exists yet (the channels domain
- * comes later), so `knownChannels` is empty and every id is unknown.
- */
-function checkBindings(alerts: Array<{ channel_id: string }>, knownChannels: ReadonlySet<string>): string[] {
+/** Distinct channel ids, lower-cased; whether each is a channel of the org is checked in the write's transaction (`checkChannelsExist`). */
+function checkBindings(alerts: Array<{ channel_id: string }>): string[] {
   const ids: string[] = [];
   alerts.forEach(({ channel_id: id }, i) => {
     if (ids.includes(id.toLowerCase())) throw alertError(`alerts[${i}].channel_id`, 'duplicate channel');
     ids.push(id.toLowerCase());
   });
-  ids.forEach((id, i) => { if (!knownChannels.has(id)) throw alertError(`alerts[${i}].channel_id`, 'no notification channel of this org has this id'); });
   return ids;
+}
+
+/**
+ * Every bound id must be a channel of the org. Share-locks the channels, so a delete running
+ * beside this write waits for it and then unbinds what it wrote. `field` names the id's place.
+ */
+export async function checkChannelsExist(tx: Executor, orgId: string, ids: readonly string[], field: (i: number) => string): Promise<void> {
+  const known = await existingChannelIds(tx, orgId, ids, 'share');
+  ids.forEach((id, i) => { if (!known.has(id)) throw alertError(field(i), 'no notification channel of this org has this id'); });
 }
 
 function checkRegionPolicy(policy: RegionPolicyT, catalogSize: number): void {
@@ -80,9 +87,9 @@ function checkRegionPolicy(policy: RegionPolicyT, catalogSize: number): void {
  * The alert config to store: the body's fields over `base` (defaults on create, the row on PATCH).
  * A manual monitor is created with one confirmation whatever the body says; a PATCH to another is refused.
  */
-export function resolveAlertConfig(kind: CheckKind, input: AlertInput, base: AlertConfig, opts: { creating: boolean; catalogSize: number; knownChannels: ReadonlySet<string> }): AlertConfig {
+export function resolveAlertConfig(kind: CheckKind, input: AlertInput, base: AlertConfig, opts: { creating: boolean; catalogSize: number }): AlertConfig {
   const config: AlertConfig = {
-    alert_channel_ids: input.alerts ? checkBindings(input.alerts, opts.knownChannels) : base.alert_channel_ids,
+    alert_channel_ids: input.alerts ? checkBindings(input.alerts) : base.alert_channel_ids,
     alert_confirmations: input.alert_confirmations ?? base.alert_confirmations,
     notify_recovery: input.notify_recovery ?? base.notify_recovery,
     renotify_interval_secs: input.renotify_interval_secs ?? base.renotify_interval_secs,

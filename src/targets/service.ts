@@ -5,6 +5,7 @@ import type { Db, Executor } from '../db/db.js';
 import type { PlanService, EffectivePlan } from '../plans/service.js';
 import type { RegionCatalog } from '../regions/catalog.js';
 import type { OperatorRegionT } from '../regions/schema.js';
+import { mintPingTokens } from '../heartbeat/index.js';
 import { writeAudit } from '../shared/audit.js';
 import type { Actor, OrgRef } from '../shared/context.js';
 import { AppError, notFound, quotaExceeded } from '../shared/errors.js';
@@ -16,7 +17,7 @@ import { resolveInterval } from './intervals.js';
 import type { NetworkCtx } from './network.js';
 import { redactCredentials } from './redaction.js';
 import { checkRegions, defaultRegions } from './regions.js';
-import { defaultAlertConfig, normalizeTags, resolveAlertConfig, type AlertConfig } from './rules.js';
+import { checkChannelsExist, defaultAlertConfig, normalizeTags, resolveAlertConfig, type AlertConfig } from './rules.js';
 import type { CreateTarget, PatchTarget, RegionPolicyT, TargetT, WriteSource } from './schema.js';
 import {
   countAccountTargets, deleteTargetRow, getTargetRow, insertTarget, isOrgMember, listTargetRows, lockAccount, updateTargetRow,
@@ -72,8 +73,7 @@ async function checkOwner(ctx: TargetsCtx, owner: string | null): Promise<void> 
   }
 }
 
-/** No channel exists until the notification-channels domain lands: every binding names an unknown channel. */
-const NO_CHANNELS: ReadonlySet<string> = new Set();
+const bindingField = (i: number): string => `alerts[${i}].channel_id`;
 
 /** Under the variables' share locks: a referenced variable cannot be deleted before this commits. */
 async function checkVariables(tx: Executor, orgId: string, texts: readonly ReferencedText[]): Promise<void> {
@@ -88,7 +88,7 @@ async function buildCreateValues(ctx: TargetsCtx, input: CreateTarget, prepared:
   const maxRegions = ctx.plan.caps.max_regions;
   const owner = input.owner_user_id === undefined ? ctx.userId : input.owner_user_id;
   await checkOwner(ctx, owner);
-  const alertOpts = { creating: true, catalogSize: catalog.length, knownChannels: NO_CHANNELS };
+  const alertOpts = { creating: true, catalogSize: catalog.length };
   return {
     name: input.name, kind: check.type, check_spec: prepared.stored,
     interval_secs: resolveInterval(check, floor, input.interval),
@@ -124,7 +124,9 @@ export async function createTarget(ctx: TargetsCtx, input: CreateTarget): Promis
   const values = await buildCreateValues(ctx, input, prepared);
   return ctx.db.transaction(async (tx) => {
     await checkVariables(tx, ctx.org.id, prepared.texts);
+    await checkChannelsExist(tx, ctx.org.id, values.alert_channel_ids, bindingField);
     const row = await insertWithinQuota(ctx, tx, values);
+    if (row.kind === 'heartbeat') await mintPingTokens(tx, ctx.sealer, ctx.org.id, [row.id]);
     await writeAudit(tx, ctx.actor, {
       action: 'target.created', orgId: ctx.org.id, accountId: ctx.org.accountId, entityType: 'target', entityId: row.id,
       details: { name: row.name, kind: row.kind, write_source: row.write_source },
@@ -142,7 +144,7 @@ const alertConfigOf = (row: TargetRow): AlertConfig => ({
 /** Runs inside the PATCH transaction on the locked row: no query here (PGlite has one connection). */
 function buildPatchValues(ctx: TargetsCtx, row: TargetRow, input: PatchTarget, prepared: PreparedCheck | null, catalog: readonly OperatorRegionT[]): TargetValues {
   const check = prepared?.check ?? (row.check_spec as unknown as PreparedCheck['check']);
-  const alertOpts = { creating: false, catalogSize: catalog.length, knownChannels: NO_CHANNELS };
+  const alertOpts = { creating: false, catalogSize: catalog.length };
   return {
     name: input.name ?? row.name, kind: row.kind, check_spec: prepared?.stored ?? row.check_spec,
     interval_secs: resolveInterval(check, ctx.plan.caps.min_check_interval_secs, input.interval, row.interval_secs),
@@ -169,6 +171,7 @@ export async function patchTarget(ctx: TargetsCtx, id: string, input: PatchTarge
     const row = await getTargetRowInOrg(tx, ctx.org.id, id, 'update');
     const values = buildPatchValues(ctx, row, input, prepared, catalog);
     if (prepared) await checkVariables(tx, ctx.org.id, prepared.texts);
+    if (input.alerts) await checkChannelsExist(tx, ctx.org.id, values.alert_channel_ids, bindingField);
     const updated = (await updateTargetRow(tx, ctx.org.id, id, values))!;
     await writeAudit(tx, ctx.actor, {
       action: 'target.updated', orgId: ctx.org.id, accountId: ctx.org.accountId, entityType: 'target', entityId: id,

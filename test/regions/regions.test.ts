@@ -29,7 +29,7 @@ describe('regions', () => {
     assert.equal(regions.length, 1);
     assert.deepEqual({ ...regions[0], created_at: undefined, updated_at: undefined }, {
       id: 'local', name: 'Local', city: null, country_code: null, continent: null, latitude: null, longitude: null,
-      enabled: true, default_selected: true, flow_capable: false, created_at: undefined, updated_at: undefined,
+      enabled: true, default_selected: true, flow_capable: true, created_at: undefined, updated_at: undefined,
     });
     const one = await t.operator('GET', '/operator/regions/local');
     assert.equal(one.statusCode, 200);

@@ -1,0 +1,66 @@
+// Region placement on targets (monitoring-api.md, "Region rules", flow check spec): probed kinds
+// need at least one region, and a flow runs only where a browser engine is (clamped; none is 422).
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createTenantWithToken, startTestApp, type TestApp } from '../helpers/app.js';
+import { client, expectError, httpTarget, PUBLIC_URL, type Api, type Json } from './helpers.js';
+
+const flowTarget = (extra: Json = {}): Json => ({
+  name: 'journey', check: { type: 'flow', start_url: PUBLIC_URL, steps: [{ op: 'assert_url', contains: '/' }] }, ...extra,
+});
+
+describe('targets: regions', () => {
+  let t: TestApp;
+  let api: Api;
+  const region = async (id: string, body: Json) => {
+    const res = await t.operator('POST', '/operator/regions', { id, name: id, ...body });
+    assert.equal(res.statusCode, 201, res.body);
+  };
+  const setFlowCapable = async (id: string, flow_capable: boolean) => {
+    assert.equal((await t.operator('PATCH', `/operator/regions/${id}`, { flow_capable })).statusCode, 200);
+  };
+  before(async () => {
+    t = await startTestApp();
+    api = client(t, (await createTenantWithToken(t, { plan: 'team' })).token);
+    await region('eu', { default_selected: true, flow_capable: false });
+    await region('us', { default_selected: false, flow_capable: true });
+  });
+  after(async () => { await t.close(); });
+
+  it('an empty set is refused on probed kinds (only heartbeat and manual may name none)', async () => {
+    expectError(await api('POST', '/api/v1/targets', httpTarget({ regions: [] })), 422, 'REGION_INVALID', 'regions');
+    const id = (await api('POST', '/api/v1/targets', httpTarget())).json().id as string;
+    expectError(await api('PUT', `/api/v1/targets/${id}/regions`, { regions: [] }), 422, 'REGION_INVALID', 'regions');
+    expectError(await api('PATCH', `/api/v1/targets/${id}`, { regions: [] }), 422, 'REGION_INVALID', 'regions');
+    const hb = await api('POST', '/api/v1/targets', { name: 'cron', check: { type: 'heartbeat', period: 3_600_000 }, regions: [] });
+    assert.equal(hb.statusCode, 201, hb.body);
+  });
+
+  it('a flow keeps only flow-capable regions, by default and when named', async () => {
+    const byDefault = (await api('POST', '/api/v1/targets', flowTarget())).json() as Json;
+    assert.deepEqual(byDefault.regions, ['local'], 'the flow-capable ones among the default set');
+    const named = await api('POST', '/api/v1/targets', flowTarget({ regions: ['eu', 'us'] }));
+    assert.equal(named.statusCode, 201, named.body);
+    assert.deepEqual(named.json().regions, ['us']);
+    const put = await api('PUT', `/api/v1/targets/${named.json().id}/regions`, { regions: ['eu', 'local'] });
+    assert.deepEqual(put.json().regions.map((r: Json) => r.id), ['local']);
+    const http = (await api('POST', '/api/v1/targets', httpTarget())).json() as Json;
+    assert.deepEqual(http.regions.sort(), ['eu', 'local'], 'other kinds are not clamped');
+  });
+
+  it('a flow whose regions have no browser engine is 422 NO_FLOW_CAPABLE_AGENT', async () => {
+    expectError(await api('POST', '/api/v1/targets', flowTarget({ regions: ['eu'] })), 422, 'NO_FLOW_CAPABLE_AGENT', 'regions');
+    const id = (await api('POST', '/api/v1/targets', flowTarget())).json().id as string;
+    expectError(await api('PUT', `/api/v1/targets/${id}/regions`, { regions: ['eu'] }), 422, 'NO_FLOW_CAPABLE_AGENT', 'regions');
+    await setFlowCapable('local', false);
+    try {
+      const fallback = await api('POST', '/api/v1/targets', flowTarget());
+      assert.deepEqual(fallback.json().regions, ['us'], 'no default region is flow-capable: any flow-capable one');
+      await setFlowCapable('us', false);
+      expectError(await api('POST', '/api/v1/targets', flowTarget()), 422, 'NO_FLOW_CAPABLE_AGENT', 'regions');
+    } finally {
+      await setFlowCapable('local', true);
+      await setFlowCapable('us', true);
+    }
+  });
+});
