@@ -18,6 +18,7 @@ import { DenyListHolder, installSighupReload } from './net/deny-lists.js';
 import { NetworkGuard } from './net/guard.js';
 import { createSealer, type Sealer } from './shared/seal.js';
 import type { BatchWriter } from './shared/batch-writer.js';
+import { RdapBootstrap } from './rdap/index.js';
 import { systemClock, type Clock } from './shared/context.js';
 import { sha256 } from './shared/ids.js';
 
@@ -31,6 +32,8 @@ export interface Services {
   orgs: OrgDirectory;
   plans: PlanService;
   regions: RegionCatalog;
+  /** The RDAP bootstrap registry, fetched on first use (domain_expiry). */
+  rdap: RdapBootstrap;
   rateLimiter: RateLimiter;
   loginAttempts: BatchWriter<LoginAttempt>;
   quotaEvents: BatchWriter<QuotaEvent>;
@@ -108,6 +111,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     orgs: new OrgDirectory(db, clock, cacheTtlMs),
     plans: new PlanService(db, clock, cfg.int(config, 'plan_cache_ttl_secs') * 1000, cfg.str(config, 'deployment.mode') === 'self_hosted'),
     regions: new RegionCatalog(db, clock),
+    rdap: new RdapBootstrap(cfg.str(config, 'checker.rdap_bootstrap_url'), clock),
     operatorSecret: operatorSecret(config, dataDir, log),
     async close() {
       uninstallSighup();

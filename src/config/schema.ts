@@ -37,7 +37,7 @@ const BASE_KEYS: Record<string, KeySpec> = {
   'security.credentials_kek_base64': { type: 'string', secret: true, description: 'Base64 of a 32-byte key sealing stored credentials and secrets (AES-256-GCM).' },
   'checker.per_host_max_inflight': { type: 'integer', default: 2, min: 1, description: 'Checks in flight per (org, host, port); ticks over the cap are dropped.' },
   'checker.rdap_max_inflight': { type: 'integer', default: 4, min: 1, description: 'RDAP requests in flight per TLD.' },
-  'checker.rdap_bootstrap_url': { type: 'string', default: 'https://data.iana.org/rdap/dns.json', description: 'RDAP bootstrap registry for domain_expiry checks.' },
+  'checker.rdap_bootstrap_url': { type: 'string', default: 'https://data.iana.org/rdap/dns.json', description: 'RDAP bootstrap registry (RFC 9224) for domain_expiry checks: an http(s) URL, or a `file:` URL naming a local copy for air-gapped deployments. Fetched on first use and kept for the process lifetime.' },
   'flow.enabled': { type: 'boolean', default: false, description: 'This process may run browser flow checks (needs Chromium).' },
   'auth.public_base_url': { type: 'string', default: 'http://localhost:8080', description: 'Public origin of the service: links, ping URLs and the passkey relying party.' },
   'auth.fingerprint_salt': { type: 'string', secret: true, description: 'HMAC key for stored IP and User-Agent hashes; generated into `data_dir` when unset.' },

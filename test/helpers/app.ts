@@ -11,6 +11,7 @@ import type { Clock } from '../../src/shared/context.js';
 import { createTestStore, type TestStore } from './store.js';
 
 export const OPERATOR_SECRET = 'test-operator-secret';
+export const RDAP_BOOTSTRAP_FIXTURE_URL = new URL('../fixtures/rdap-bootstrap.json', import.meta.url).href;
 
 export interface TestApp {
   app: FastifyInstance;
@@ -48,6 +49,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       'operator.secret': OPERATOR_SECRET,
       'metrics.enabled': false,
       'auth.fingerprint_salt': 'test-salt',
+      // No internet here: IANA's registry is replaced by a local copy (com, net, org, uk, ...; no de).
+      'checker.rdap_bootstrap_url': RDAP_BOOTSTRAP_FIXTURE_URL,
       ...options.config,
     },
   });
