@@ -1,0 +1,18 @@
+// A check result as the engine records it. The scheduler, check-now and (later) agent ingest push
+// these into one `ResultWriter`; the read endpoints answer from what it stored.
+import type { PhaseTimings, ProbeResult } from '../probes/types.js';
+
+export interface CheckResultRecord extends ProbeResult {
+  targetId: string;
+  orgId: string;
+  region: string;
+  /** When the check started (the scheduled slot's actual start). */
+  checkedAt: Date;
+}
+
+export interface ResultSink {
+  /** Queues one result; never blocks the probe loop. */
+  push(result: CheckResultRecord): void;
+}
+
+export type { PhaseTimings };
