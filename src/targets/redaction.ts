@@ -72,3 +72,32 @@ export function referencedTexts(check: CheckSpecT): ReferencedText[] {
 /** Every key the texts reference, each once (stored as `variable_refs` for `used_by`). */
 export const referencedKeys = (texts: readonly ReferencedText[]): string[] =>
   [...new Set(texts.flatMap((t) => (t.text ? findReferences(t.text) : [])))];
+
+/**
+ * The check as a probe needs it: credentials opened. null when one was sealed under a key that is
+ * no longer configured (the check cannot run as its owner meant; the caller records an error).
+ */
+export function openCredentials(stored: StoredSpec, sealer: Sealer): CheckSpecT | null {
+  const open = structuredClone(stored);
+  if (open.type === 'http') {
+    if (typeof open.basic_auth === 'string') {
+      const pair = sealer.open(open.basic_auth);
+      if (pair === null) return null;
+      open.basic_auth = JSON.parse(pair) as [string, string];
+    }
+    if (typeof open.bearer_token === 'string') {
+      const token = sealer.open(open.bearer_token);
+      if (token === null) return null;
+      open.bearer_token = token;
+    }
+  }
+  if (open.type === 'flow') {
+    for (const step of open.steps as Step[]) {
+      if (step.op !== 'fill') continue;
+      const value = sealer.open(String(step.value));
+      if (value === null) return null;
+      step.value = value;
+    }
+  }
+  return open as unknown as CheckSpecT;
+}

@@ -1,0 +1,93 @@
+// The monitors a node schedules, as the scheduler holds them in memory: loaded per shard, with
+// credentials opened once at load (not per check), the plan's floor and region cap applied at
+// hand-out (issue 4: "clamped at hand-out and never written back").
+import type { Logger } from 'pino';
+import type { Executor } from '../db/db.js';
+import type { PlanService } from '../plans/service.js';
+import type { OperatorRegionT } from '../regions/schema.js';
+import type { Sealer } from '../shared/seal.js';
+import type { CheckSpecT } from '../targets/check-specs.js';
+import type { CheckKind } from '../targets/constants.js';
+import { openCredentials } from '../targets/redaction.js';
+import { effectiveIntervalSecs, SHARD_SQL } from './slots.js';
+
+/** Kinds fed from outside (pings, hand-set state): the probe scheduler does not run them. */
+const UNPROBED: ReadonlySet<CheckKind> = new Set(['heartbeat', 'manual']);
+
+export interface MonitorRow {
+  id: string;
+  org_id: string;
+  account_id: string;
+  kind: CheckKind;
+  check_spec: Record<string, unknown> & { type: CheckKind };
+  interval_secs: number;
+  regions: string[];
+  variable_refs: string[];
+  runnable: boolean;
+  updated_at: Date;
+}
+
+export interface Monitor {
+  id: string;
+  orgId: string;
+  kind: CheckKind;
+  /** Credentials opened; null when one was sealed under a key no longer configured. */
+  spec: CheckSpecT | null;
+  intervalMs: number;
+  /** The regions it runs in after the plan's cap. */
+  regions: string[];
+  variableRefs: string[];
+}
+
+const COLUMNS = `t.id, t.org_id, t.account_id, t.kind, t.check_spec, t.interval_secs, t.regions, t.variable_refs, t.updated_at,
+  (t.enabled AND t.held_at IS NULL AND o.deleted_at IS NULL) AS runnable`;
+
+/** Every monitor of the shards (runnable or not: a paused one must leave the schedule). */
+export async function loadShards(db: Executor, shards: readonly number[], changedSince?: Date): Promise<MonitorRow[]> {
+  if (shards.length === 0) return [];
+  const params: unknown[] = [shards];
+  const since = changedSince ? ` AND t.updated_at >= $${params.push(changedSince)}` : '';
+  return db.query<MonitorRow>(
+    `SELECT ${COLUMNS} FROM targets t JOIN orgs o ON o.id = t.org_id
+      WHERE ${SHARD_SQL('t.id')} = ANY($1::int[])${since}`, params);
+}
+
+/**
+ * Regions cut to the plan's cap: default-selected first, then by id (issue 4). Regions no longer
+ * enabled are dropped; a monitor left with none is unmonitored (the caller reports it).
+ */
+export function regionsAtHandOut(stored: readonly string[], catalog: readonly OperatorRegionT[], maxRegions: number | null): string[] {
+  const enabled = new Map(catalog.map((r) => [r.id, r]));
+  const kept = stored.filter((id) => enabled.has(id));
+  kept.sort((a, b) => Number(enabled.get(b)!.default_selected) - Number(enabled.get(a)!.default_selected) || (a < b ? -1 : a > b ? 1 : 0));
+  return maxRegions === null ? kept : kept.slice(0, maxRegions);
+}
+
+export interface HandOutDeps {
+  plans: PlanService;
+  sealer: Sealer;
+  catalog: readonly OperatorRegionT[];
+  log: Pick<Logger, 'warn'>;
+}
+
+/** The row as the scheduler runs it; null when it does not run (paused, held, fed from outside). */
+export async function toMonitor(row: MonitorRow, deps: HandOutDeps): Promise<Monitor | null> {
+  if (!row.runnable || UNPROBED.has(row.kind)) return null;
+  let floor: number | null = null;
+  let maxRegions: number | null = null;
+  try {
+    const plan = await deps.plans.forAccount(row.account_id);
+    floor = plan.caps.min_check_interval_secs;
+    maxRegions = plan.caps.max_regions;
+  } catch (err) {
+    // Issue 4: if a plan lookup fails, monitors run as stored and a warning is logged.
+    deps.log.warn({ err, accountId: row.account_id }, 'plan lookup failed; monitor runs as stored');
+  }
+  return {
+    id: row.id, orgId: row.org_id, kind: row.kind,
+    spec: openCredentials(row.check_spec, deps.sealer),
+    intervalMs: effectiveIntervalSecs(row.kind, row.interval_secs, floor) * 1000,
+    regions: regionsAtHandOut(row.regions, deps.catalog, maxRegions),
+    variableRefs: row.variable_refs,
+  };
+}

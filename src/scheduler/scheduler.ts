@@ -1,0 +1,239 @@
+// The scheduler (issue 4, "Scheduler"): runs every enabled, un-held monitor of this node's shards at
+// its effective interval, on id-fixed slots, for each region this node serves. In memory: a heap of
+// due times, one timer; the store is read when shards change hands, every `pollMs` for monitors
+// changed since the last look, and in full every `reloadMs` (deletions, plan and org changes).
+import type { Logger } from 'pino';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Db } from '../db/db.js';
+import type { PlanService } from '../plans/service.js';
+import { resolveSpec } from '../probes/resolve-spec.js';
+import type { ProbeResult } from '../probes/types.js';
+import type { RegionCatalog } from '../regions/catalog.js';
+import type { ResultSink } from '../results/types.js';
+import type { Sealer } from '../shared/seal.js';
+import type { CheckSpecT } from '../targets/check-specs.js';
+import { DueHeap } from './heap.js';
+import { ShardLeases, type LeaseOptions } from './leases.js';
+import { loadShards, toMonitor, type Monitor, type MonitorRow } from './monitors.js';
+import { nextSlotMs, phaseMs, shardOf } from './slots.js';
+import { HostThrottle, hostPortOf } from './throttle.js';
+
+/** Runs one check of a monitor in a region; failures of the target are results, not throws. */
+export type CheckExecutor = (monitor: Monitor, spec: CheckSpecT, signal: AbortSignal) => Promise<ProbeResult>;
+
+export interface SchedulerOptions {
+  db: Db;
+  plans: PlanService;
+  sealer: Sealer;
+  regions: RegionCatalog;
+  log: Logger;
+  sink: ResultSink;
+  /** The region this node's built-in runner serves. */
+  region: string;
+  execute: CheckExecutor;
+  /** The org's variable values by key (cached by the caller). */
+  variables: (orgId: string) => Promise<ReadonlyMap<string, string>>;
+  perHostMaxInflight: number;
+  leases: LeaseOptions;
+  pollMs: number;
+  reloadMs: number;
+  registry?: Registry;
+}
+
+interface Job { monitor: Monitor; shard: number; gen: number; phase: number; due: number }
+
+/** Rows changed within this window before the last poll are read again: a commit can land late. */
+const POLL_OVERLAP_MS = 5_000;
+/** The timer never sleeps longer than this, so a newly added earlier job is never late by more. */
+const MAX_SLEEP_MS = 1_000;
+
+export class Scheduler {
+  readonly leases: ShardLeases;
+  private readonly heap = new DueHeap();
+  private readonly jobs = new Map<string, Job>();
+  private readonly throttle: HostThrottle;
+  private readonly abort = new AbortController();
+  private readonly inflight = new Set<Promise<void>>();
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Infinity;
+  private loops: NodeJS.Timeout[] = [];
+  private watermark = new Date(0);
+  private gen = 0;
+  private stopped = false;
+  private readonly ran: Counter;
+  private readonly throttled: Counter;
+  private readonly skipped: Counter;
+  private readonly lag: Histogram;
+
+  constructor(private readonly o: SchedulerOptions) {
+    this.leases = new ShardLeases(o.db, o.leases);
+    this.throttle = new HostThrottle(o.perHostMaxInflight);
+    const registers = o.registry ? [o.registry] : [];
+    this.ran = new Counter({ name: 'keepwatch_checks_total', help: 'Checks started by this node', registers });
+    this.throttled = new Counter({ name: 'keepwatch_checks_throttled_total', help: 'Ticks dropped by the per-host throttle', registers });
+    this.skipped = new Counter({ name: 'keepwatch_check_slots_skipped_total', help: 'Slots skipped because the node fell a whole interval behind', registers });
+    this.lag = new Histogram({
+      name: 'keepwatch_check_lag_seconds', help: 'Start time minus slot time', registers,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    });
+  }
+
+  async start(): Promise<void> {
+    // Shards gained are loaded whole; polls then only need what changes from here on.
+    this.watermark = new Date();
+    await this.renewLeases();
+    this.loops.push(
+      setInterval(() => void this.renewLeases(), this.o.leases.renewMs),
+      setInterval(() => void this.poll(), this.o.pollMs),
+      setInterval(() => void this.reload(), this.o.reloadMs),
+    );
+    for (const loop of this.loops) loop.unref();
+  }
+
+  /** Stops scheduling, aborts checks in flight, waits for them, gives the shards back. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const loop of this.loops) clearInterval(loop);
+    clearTimeout(this.timer);
+    this.abort.abort();
+    await Promise.allSettled([...this.inflight]);
+    await this.leases.release().catch((err: unknown) => this.o.log.warn({ err }, 'scheduler: releasing leases failed'));
+  }
+
+  /** Monitors scheduled on this node (for tests and the bench). */
+  get scheduledCount(): number { return this.jobs.size; }
+
+  private async renewLeases(): Promise<void> {
+    try {
+      const { gained, lost } = await this.leases.renew();
+      if (lost.length) this.dropShards(new Set(lost));
+      if (gained.length) this.apply(await loadShards(this.o.db, gained), false);
+    } catch (err) {
+      this.o.log.warn({ err }, 'scheduler: lease renewal failed; shards stop running when their leases lapse');
+    }
+  }
+
+  private async poll(): Promise<void> {
+    const since = new Date(this.watermark.getTime() - POLL_OVERLAP_MS);
+    try {
+      const started = new Date();
+      const rows = await loadShards(this.o.db, this.leases.owned(), since);
+      await this.apply(rows, false);
+      this.watermark = started;
+    } catch (err) {
+      this.o.log.warn({ err }, 'scheduler: polling for changed monitors failed');
+    }
+  }
+
+  private async reload(): Promise<void> {
+    try {
+      await this.apply(await loadShards(this.o.db, this.leases.owned()), true);
+    } catch (err) {
+      this.o.log.warn({ err }, 'scheduler: reloading monitors failed');
+    }
+  }
+
+  private dropShards(shards: ReadonlySet<number>): void {
+    for (const [key, job] of this.jobs) if (shards.has(job.shard)) this.jobs.delete(key);
+  }
+
+  /** Brings the schedule in line with `rows`; with `complete`, monitors absent from them leave it. */
+  private async apply(rows: readonly MonitorRow[], complete: boolean): Promise<void> {
+    const catalog = await this.o.regions.enabled();
+    const deps = { plans: this.o.plans, sealer: this.o.sealer, catalog, log: this.o.log };
+    const seen = new Set<string>();
+    for (const row of rows) {
+      const monitor = await toMonitor(row, deps).catch((err: unknown) => {
+        this.o.log.warn({ err, targetId: row.id }, 'scheduler: monitor cannot be handed out');
+        return null;
+      });
+      const key = row.id;
+      if (!monitor || !monitor.regions.includes(this.o.region)) {
+        if (monitor && monitor.regions.length === 0) this.o.log.warn({ targetId: row.id }, 'monitor is unmonitored: none of its regions is enabled');
+        this.jobs.delete(key);
+        continue;
+      }
+      seen.add(key);
+      this.upsert(key, monitor);
+    }
+    if (complete) for (const key of this.jobs.keys()) if (!seen.has(key)) this.jobs.delete(key);
+    this.arm();
+  }
+
+  private upsert(key: string, monitor: Monitor): void {
+    const current = this.jobs.get(key);
+    if (current && current.monitor.intervalMs === monitor.intervalMs) {
+      current.monitor = monitor;
+      return;
+    }
+    const phase = phaseMs(monitor.id, this.o.region, monitor.intervalMs);
+    const job: Job = { monitor, shard: shardOf(monitor.id), gen: ++this.gen, phase, due: nextSlotMs(Date.now(), monitor.intervalMs, phase) };
+    this.jobs.set(key, job);
+    this.heap.push({ due: job.due, key, gen: job.gen });
+  }
+
+  private arm(): void {
+    if (this.stopped) return;
+    const top = this.heap.peek();
+    const at = Math.min(top ? top.due : Infinity, Date.now() + MAX_SLEEP_MS);
+    if (this.timer && at >= this.timerAt) return;
+    clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => this.tick(), Math.max(0, at - Date.now()));
+  }
+
+  private tick(): void {
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    const now = Date.now();
+    for (let top = this.heap.peek(); top && top.due <= now; top = this.heap.peek()) {
+      this.heap.pop();
+      const job = this.jobs.get(top.key);
+      if (!job || job.gen !== top.gen) continue;
+      if (this.leases.runs(job.shard)) this.dispatch(job, now);
+      let next = job.due + job.monitor.intervalMs;
+      if (next <= now) {
+        this.skipped.inc(Math.floor((now - job.due) / job.monitor.intervalMs));
+        next = nextSlotMs(now + 1, job.monitor.intervalMs, job.phase);
+      }
+      job.due = next;
+      this.heap.push({ due: next, key: top.key, gen: job.gen });
+    }
+    this.arm();
+  }
+
+  private dispatch(job: Job, now: number): void {
+    const { monitor } = job;
+    const hostPort = monitor.spec ? hostPortOf(monitor.spec) : null;
+    const throttleKey = hostPort === null ? null : `${monitor.orgId}|${hostPort}`;
+    if (throttleKey !== null && !this.throttle.acquire(throttleKey)) {
+      this.throttled.inc();
+      return;
+    }
+    this.ran.inc();
+    this.lag.observe((now - job.due) / 1000);
+    const run = this.runCheck(monitor, now).finally(() => {
+      if (throttleKey !== null) this.throttle.release(throttleKey);
+      this.inflight.delete(run);
+    });
+    this.inflight.add(run);
+  }
+
+  private async runCheck(monitor: Monitor, startedMs: number): Promise<void> {
+    let result: ProbeResult;
+    try {
+      if (!monitor.spec) {
+        result = { status: 'error', duration_ms: 0, error: 'a stored credential was sealed under a key that is no longer configured' };
+      } else {
+        const spec = monitor.variableRefs.length ? resolveSpec(monitor.spec, await this.o.variables(monitor.orgId)) : monitor.spec;
+        result = await this.o.execute(monitor, spec, this.abort.signal);
+      }
+    } catch (err) {
+      // A probe reports target failures as results; a throw is our bug, recorded rather than lost.
+      this.o.log.error({ err, targetId: monitor.id }, 'probe threw');
+      result = { status: 'error', duration_ms: Date.now() - startedMs, error: `internal error: ${(err as Error).message}` };
+    }
+    if (this.abort.signal.aborted) return;
+    this.o.sink.push({ ...result, targetId: monitor.id, orgId: monitor.orgId, region: this.o.region, checkedAt: new Date(startedMs) });
+  }
+}

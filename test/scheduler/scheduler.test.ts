@@ -1,0 +1,111 @@
+// The scheduler end to end on a real store: every runnable monitor runs once per slot, split
+// across two nodes with none run twice; paused and deleted monitors leave the schedule; the plan
+// floor applies at hand-out; a stopped node's work moves to the other.
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import pino from 'pino';
+import type { ProbeResult } from '../../src/probes/types.js';
+import type { CheckResultRecord } from '../../src/results/types.js';
+import { Scheduler } from '../../src/scheduler/scheduler.js';
+import { nextSlotMs, phaseMs } from '../../src/scheduler/slots.js';
+import { createTenantWithToken, startTestApp, type TestApp } from '../helpers/app.js';
+import { client, overrideCaps, type Api } from '../targets/helpers.js';
+
+const INTERVAL_MS = 10_000;
+
+describe('scheduler: two nodes on one store', () => {
+  let t: TestApp;
+  let api: Api;
+  let accountId: string;
+  const runs: Array<{ node: string; id: string; at: number }> = [];
+  const results: CheckResultRecord[] = [];
+  const nodes: Scheduler[] = [];
+
+  const node = (name: string): Scheduler => {
+    const s = t.services;
+    const scheduler = new Scheduler({
+      db: s.db, plans: s.plans, sealer: s.sealer, regions: s.regions, log: pino({ level: 'silent' }),
+      sink: { push: (r) => results.push(r) }, region: 'local',
+      execute: async (monitor): Promise<ProbeResult> => {
+        runs.push({ node: name, id: monitor.id, at: Date.now() });
+        return { status: 'up', duration_ms: 1, error: null };
+      },
+      variables: async () => new Map(), perHostMaxInflight: 2,
+      leases: { ttlMs: 2000, renewMs: 400 }, pollMs: 300, reloadMs: 3000,
+    });
+    nodes.push(scheduler);
+    return scheduler;
+  };
+
+  before(async () => {
+    t = await startTestApp({ config: { 'security.allow_private_targets': true } });
+    const tenant = await createTenantWithToken(t, { plan: 'team' });
+    accountId = tenant.accountId;
+    api = client(t, tenant.token);
+    await overrideCaps(t, accountId, { min_check_interval_secs: 1 });
+  });
+  after(async () => {
+    await Promise.all(nodes.map((n) => n.stop()));
+    await t.close();
+  });
+
+  /** Each slot of each monitor inside [from, to] was run exactly once, and nothing else ran. */
+  function assertExactlyOncePerSlot(ids: readonly string[], from: number, to: number, observed: typeof runs): void {
+    for (const id of ids) {
+      const phase = phaseMs(id, 'local', INTERVAL_MS);
+      const mine = observed.filter((r) => r.id === id);
+      for (let slot = nextSlotMs(from, INTERVAL_MS, phase); slot <= to; slot += INTERVAL_MS) {
+        const hits = mine.filter((r) => Math.abs(r.at - slot) < 1000);
+        assert.equal(hits.length, 1, `monitor ${id}: slot ${slot} ran ${hits.length} times`);
+      }
+      for (const r of mine) {
+        const offset = ((r.at - phase) % INTERVAL_MS + INTERVAL_MS) % INTERVAL_MS;
+        assert.ok(offset < 1000 || offset > INTERVAL_MS - 1000, `monitor ${id} ran off its slot (offset ${offset} ms)`);
+      }
+    }
+  }
+
+  it('runs every monitor on its slots, once, across two nodes; paused ones do not run', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const res = await api('POST', '/api/v1/targets', { name: `m${i}`, check: { type: 'tcp', host: '127.0.0.1', port: 9 }, interval: 10 });
+      assert.equal(res.statusCode, 201, res.body);
+      ids.push(res.json().id);
+    }
+    const paused = (await api('POST', '/api/v1/targets', { name: 'paused', check: { type: 'tcp', host: '127.0.0.1', port: 9 }, interval: 10, enabled: false })).json().id as string;
+    const cron = (await api('POST', '/api/v1/targets', { name: 'cron', check: { type: 'heartbeat', period: 3_600_000 } })).json().id as string;
+    const a = node('a');
+    const b = node('b');
+    await a.start();
+    await b.start();
+    await sleep(1500); // shares settle
+    assert.equal(a.scheduledCount + b.scheduledCount, 30, 'each monitor is scheduled on exactly one node');
+    const from = Date.now();
+    await sleep(21_000);
+    const to = Date.now() - 1000;
+    const observed = runs.filter((r) => r.at >= from && r.at <= to);
+    assertExactlyOncePerSlot(ids, from, to, observed);
+    assert.ok(observed.some((r) => r.node === 'a') && observed.some((r) => r.node === 'b'), 'both nodes work');
+    assert.ok(!runs.some((r) => r.id === paused || r.id === cron), 'paused and heartbeat monitors are not probed');
+    const result = results.find((r) => r.targetId === ids[0]);
+    assert.ok(result && result.region === 'local' && result.status === 'up' && result.checkedAt instanceof Date);
+  });
+
+  it('changes reach the schedule: a paused or deleted monitor stops, the plan floor applies at hand-out', async () => {
+    const id = (await api('POST', '/api/v1/targets', { name: 'late', check: { type: 'tcp', host: '127.0.0.1', port: 9 }, interval: 10 })).json().id as string;
+    await sleep(12_000);
+    assert.ok(runs.some((r) => r.id === id), 'a new monitor is picked up by polling');
+    const victims = runs.slice(0, 2).map((r) => r.id);
+    assert.equal((await api('PATCH', `/api/v1/targets/${victims[0]}`, { enabled: false })).statusCode, 200);
+    assert.equal((await api('DELETE', `/api/v1/targets/${victims[1]}`)).statusCode, 204);
+    await overrideCaps(t, accountId, { min_check_interval_secs: 3600 });
+    t.services.plans.invalidate(accountId);
+    await sleep(4000); // one poll and one full reload
+    const since = Date.now();
+    await sleep(11_000);
+    const later = runs.filter((r) => r.at >= since);
+    assert.ok(!later.some((r) => victims.includes(r.id)), 'paused and deleted monitors left the schedule');
+    assert.equal(later.length, 0, 'the plan floor (now 1 h) applies at hand-out');
+  });
+});
