@@ -43,11 +43,12 @@ export function installConventions(app: FastifyInstance): void {
     route.preValidation = [requireJsonBody, ...existing];
   });
 
-  // One hook for every response header (each async hook costs on the hot path).
-  app.addHook('onSend', async (request, reply, payload) => {
+  // Response headers are set as the request arrives, so every answer carries them, errors included.
+  // A synchronous callback hook: no promise per request on the hot path.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     const value = cacheControlFor(request.method, request.url);
     if (value) reply.header('cache-control', value);
-    return payload;
+    done();
   });
 }
