@@ -12,6 +12,7 @@ import { registerIdentityRoutes } from './identity/routes.js';
 import { registerOperatorRoutes } from './operator/routes.js';
 import { registerRegionRoutes } from './regions/routes.js';
 import { registerDashboardRoutes } from './dashboard/index.js';
+import { registerManualRoutes } from './manual/index.js';
 import { registerTargetRoutes } from './targets/index.js';
 import { registerVariableRoutes } from './variables/index.js';
 import type { Services } from './services.js';
@@ -51,6 +52,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   registerRegionRoutes(app, services);
   registerVariableRoutes(app, services);
   registerTargetRoutes(app, services);
+  registerManualRoutes(app, services);
   registerDashboardRoutes(app, services);
   registerOperatorRoutes(app, services);
   return app;

@@ -19,6 +19,7 @@ import { NetworkGuard } from './net/guard.js';
 import { createSealer, type Sealer } from './shared/seal.js';
 import type { BatchWriter } from './shared/batch-writer.js';
 import { RdapBootstrap } from './rdap/index.js';
+import { ResultWriter } from './results/index.js';
 import { systemClock, type Clock } from './shared/context.js';
 import { sha256 } from './shared/ids.js';
 
@@ -35,6 +36,8 @@ export interface Services {
   /** The RDAP bootstrap registry, fetched on first use (domain_expiry). */
   rdap: RdapBootstrap;
   rateLimiter: RateLimiter;
+  /** Check results: buffered for probes, at once for hand-set states. */
+  results: ResultWriter;
   loginAttempts: BatchWriter<LoginAttempt>;
   quotaEvents: BatchWriter<QuotaEvent>;
   fingerprint: Fingerprinter;
@@ -103,8 +106,9 @@ export async function createServices(config: Config, options: ServiceOptions = {
   rateLimiter.start();
   const loginAttempts = loginAttemptWriter(db, fingerprint, log);
   const quotaEvents = quotaEventWriter(db, fingerprint, log);
+  const results = new ResultWriter(db, log);
   return {
-    config, db, clock, log, dataDir, fingerprint, rateLimiter, loginAttempts, quotaEvents,
+    config, db, clock, log, dataDir, fingerprint, rateLimiter, loginAttempts, quotaEvents, results,
     sealer, denyLists,
     guard: new NetworkGuard({ allowPrivate: cfg.bool(config, 'security.allow_private_targets') }),
     tokens: new TokenVerifier(db, clock, cacheTtlMs, (err) => log.warn({ err }, 'api token last_used_at write failed')),
@@ -116,7 +120,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     async close() {
       uninstallSighup();
       await rateLimiter.stop();
-      await Promise.all([loginAttempts.flush(), quotaEvents.flush()]);
+      await Promise.all([loginAttempts.flush(), quotaEvents.flush(), results.flush()]);
       if (!options.db) await db.close();
     },
   };

@@ -3,7 +3,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
-import { AppError } from '../shared/errors.js';
+import { AppError, ERROR_CODES, type ErrorCode } from '../shared/errors.js';
 
 // ajv-formats ships CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -137,10 +137,23 @@ function bodyError(err: ErrorObject, at: string): AppError {
   }
   if (err.keyword === 'discriminator') return discriminatorError(err, at);
   if (err.keyword === 'required') {
-    const field = join(at, String(err.params.missingProperty));
-    return new AppError(400, 'VALIDATION_FAILED', `${field} is required`, { field });
+    const missing = String(err.params.missingProperty);
+    const field = join(at, missing);
+    const property = (err.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties?.[missing];
+    return new AppError(400, domainCodeOf(property), `${field} is required`, { field });
   }
-  return new AppError(400, 'VALIDATION_FAILED', `${at} ${describe(err)}`, { field: at });
+  return new AppError(400, domainCodeOf(err.parentSchema), `${at} ${describe(err)}`, { field: at });
+}
+
+/**
+ * Where the spec names a code for a field's bad values (e.g. `INVALID_MANUAL_STATE`), the schema
+ * carries it as `x-error-code` (an OpenAPI extension, so the document shows it too).
+ */
+export const ERROR_CODE_KEYWORD = 'x-error-code';
+
+function domainCodeOf(schema: unknown): ErrorCode {
+  const code = isObject(schema) ? schema[ERROR_CODE_KEYWORD] : undefined;
+  return typeof code === 'string' && (ERROR_CODES as readonly string[]).includes(code) ? (code as ErrorCode) : 'VALIDATION_FAILED';
 }
 
 /** A tagged union whose tag is missing, not a string, or names no branch. */

@@ -15,4 +15,7 @@ export interface ResultSink {
   push(result: CheckResultRecord): void;
 }
 
+/** The region of results no probe produced: heartbeat pings and hand-set manual states. */
+export const NO_PROBE_REGION = 'none';
+
 export type { PhaseTimings };

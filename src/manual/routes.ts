@@ -1,0 +1,32 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { addRoute, IdParams } from '../http/route.js';
+import type { Services } from '../services.js';
+import { ManualState, PutManualStateBody } from './schema.js';
+import { getManualState, putManualState, type ManualCtx } from './service.js';
+
+const TAGS = ['targets'];
+
+export function registerManualRoutes(app: FastifyInstance, services: Services): void {
+  const ctx = (request: FastifyRequest): ManualCtx => {
+    const { actor, org, userId } = request.auth!;
+    return { db: services.db, clock: services.clock, actor, org: org!, userId, results: services.results };
+  };
+
+  addRoute(app, {
+    method: 'GET', url: '/api/v1/targets/:id/state', auth: 'user', scope: 'targets:read', tags: TAGS,
+    summary: "A manual monitor's state",
+    description: 'Until the first set: `up`, `set_at` the creation time, `set_by` null. 404 `MANUAL_NOT_CONFIGURED` on any other kind.',
+    params: IdParams,
+    response: { 200: ManualState },
+    handler: async (request) => getManualState(ctx(request), request.params.id),
+  });
+
+  addRoute(app, {
+    method: 'PUT', url: '/api/v1/targets/:id/state', auth: 'user', scope: 'targets:write', tags: TAGS,
+    summary: "Set a manual monitor's state",
+    description: 'A status or note that differs from the current one writes a check result at once and an audit row `target.state_set`; the same status and note again changes nothing. The note is one line of at most 200 characters, trimmed; it replaces the previous note (omitted, null or blank clears it). A bad status or note is 400 `INVALID_MANUAL_STATE`; any other kind of monitor is 404 `MANUAL_NOT_CONFIGURED`.',
+    params: IdParams, body: PutManualStateBody,
+    response: { 200: ManualState },
+    handler: async (request) => putManualState(ctx(request), request.params.id, request.body),
+  });
+}
