@@ -97,7 +97,7 @@ export const TlsCertCheck = Type.Object({
 
 export const DomainExpiryCheck = Type.Object({
   type: Type.Literal('domain_expiry'),
-  domain: Type.String({ minLength: 3, maxLength: 253, description: '`name.tld`.' }),
+  domain: Type.String({ minLength: 3, maxLength: 253, description: '`name.tld`. A TLD with no RDAP service in the bootstrap registry (`checker.rdap_bootstrap_url`) is 400 `VALIDATION_FAILED`: its registry publishes no expiry data. While the registry cannot be fetched, writes are accepted.' }),
   warn_days: days(30, 'Degraded below this many days; strictly greater than `critical_days`'),
   critical_days: days(7, 'Down below this many days'),
   timeout: timeout(10_000),

@@ -2,6 +2,8 @@
 // would connect to, and the abuse deny-lists on URLs and domains. Probes re-check at connect time.
 import type { AbuseBlockedEvent, DenyLists } from '../net/deny-lists.js';
 import type { NetworkGuard } from '../net/guard.js';
+import type { RdapBootstrap } from '../rdap/index.js';
+import { AppError } from '../shared/errors.js';
 import type { CheckSpecT } from './check-specs.js';
 import { parseResolver } from './dns-params.js';
 import { hostIsReference, hostOf, parseHttpUrl } from './kinds.js';
@@ -11,6 +13,8 @@ export interface NetworkCtx {
   denyLists: DenyLists;
   /** Records an `abuse_blocked` quota event for the caller. */
   onBlocked: (event: AbuseBlockedEvent) => void;
+  /** Which TLDs publish registration data (domain_expiry). */
+  rdap: Pick<RdapBootstrap, 'publishesExpiryData'>;
 }
 
 interface Reach { urls: Array<{ url: string; field: string }>; hosts: Array<{ host: string; field: string }>; domains: Array<{ domain: string; field: string }> }
@@ -49,4 +53,17 @@ export async function checkNetworkRules(ctx: NetworkCtx, check: CheckSpecT): Pro
     await ctx.guard.checkHost(host, field);
   }
   for (const { domain, field } of domains) ctx.denyLists.checkDomain(domain, field, ctx.onBlocked);
+  if (check.type === 'domain_expiry') await checkExpiryPublished(ctx, check.domain.trim());
+}
+
+/**
+ * A domain_expiry monitor on a TLD whose registry runs no RDAP service could never read a date.
+ * When the bootstrap registry itself cannot be fetched the write is accepted (fail open): an
+ * outage at IANA must not block every domain_expiry write; the probe then reports the TLD.
+ */
+async function checkExpiryPublished(ctx: NetworkCtx, domain: string): Promise<void> {
+  if (await ctx.rdap.publishesExpiryData(domain) === false) {
+    const tld = domain.slice(domain.lastIndexOf('.') + 1);
+    throw new AppError(400, 'VALIDATION_FAILED', `check.domain: the registry of .${tld} publishes no expiry data (no RDAP service)`, { field: 'check.domain' });
+  }
 }

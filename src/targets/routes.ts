@@ -28,7 +28,7 @@ export function registerTargetRoutes(app: FastifyInstance, services: Services): 
       db: services.db, actor, org: org!, userId, plan: plan!, plans: services.plans, writeSource: writeSourceOf(request),
       sealer: services.sealer, regions: services.regions,
       network: {
-        guard: services.guard, denyLists: services.denyLists.current,
+        guard: services.guard, denyLists: services.denyLists.current, rdap: services.rdap,
         onBlocked: (event) => services.quotaEvents.push({ ...event, accountId, userId, ip: request.ip }),
       },
       onQuotaExceeded: (quota, details) => services.quotaEvents.push({ event: 'quota_exceeded', quota, accountId, userId, ip: request.ip, details }),

@@ -61,6 +61,28 @@ describe('targets: kind rules', () => {
     assert.equal(ok.interval, 86400);
   });
 
+  it('domain_expiry: a TLD whose registry publishes no expiry data is refused (RDAP bootstrap, local copy)', async () => {
+    for (const domain of ['example.de', 'example.broken']) {
+      const error = expectError(await create(api, { type: 'domain_expiry', domain }), 400, 'VALIDATION_FAILED', 'check.domain');
+      assert.match(error.message, /publishes no expiry data/);
+    }
+    for (const domain of ['example.co.uk', 'shop.co.example', 'пример.рф', 'EXAMPLE.ORG']) {
+      assert.equal((await create(api, { type: 'domain_expiry', domain })).statusCode, 201, domain);
+    }
+    const made = (await create(api, { type: 'domain_expiry', domain: 'example.com' })).json() as Json;
+    expectError(await api('PATCH', `/api/v1/targets/${made.id}`, { check: { type: 'domain_expiry', domain: 'example.de' } }), 400, 'VALIDATION_FAILED', 'check.domain');
+  });
+
+  it('domain_expiry: an unreachable bootstrap registry does not block writes (fail open)', async () => {
+    const offline = await startTestApp({ config: { 'checker.rdap_bootstrap_url': 'file:///nonexistent/rdap-dns.json' } });
+    try {
+      const other = await createTenantWithToken(offline, { plan: 'team' });
+      assert.equal((await create(client(offline, other.token), { type: 'domain_expiry', domain: 'example.de' })).statusCode, 201);
+    } finally {
+      await offline.close();
+    }
+  });
+
   it('heartbeat and manual refuse regions', async () => {
     expectError(await create(api, { type: 'heartbeat' }, { regions: ['local'] }), 422, 'REGION_INVALID', 'regions');
     expectError(await create(api, { type: 'manual' }, { regions: ['local'] }), 422, 'REGION_INVALID', 'regions');
