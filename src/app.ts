@@ -11,6 +11,7 @@ import { validatorCompiler } from './http/validation.js';
 import { registerIdentityRoutes } from './identity/routes.js';
 import { registerOperatorRoutes } from './operator/routes.js';
 import { registerRegionRoutes } from './regions/routes.js';
+import { registerChannelRoutes } from './channels/index.js';
 import { registerDashboardRoutes } from './dashboard/index.js';
 import { registerManualRoutes } from './manual/index.js';
 import { registerTargetRoutes } from './targets/index.js';
@@ -53,6 +54,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   registerVariableRoutes(app, services);
   registerTargetRoutes(app, services);
   registerManualRoutes(app, services);
+  registerChannelRoutes(app, services);
   registerDashboardRoutes(app, services);
   registerOperatorRoutes(app, services);
   return app;

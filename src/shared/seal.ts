@@ -7,6 +7,9 @@ import { cfg, ConfigError, type Config } from '../config/load.js';
 
 export const KEK_CONFIG_KEY = 'security.credentials_kek_base64';
 
+/** What every response shows in place of a stored secret; refused when written back (`REDACTION_SENTINEL`). */
+export const REDACTED = '***';
+
 const VERSION = 'kw1';
 const PLAIN = 'plain:';
 const IV_BYTES = 12;

@@ -1,22 +1,14 @@
 // The nine check specs (monitoring-api.md, "Check specs") as TypeBox schemas: they validate create,
 // PATCH, bulk, duplicate and test bodies alike, fill defaults, and document the API.
 // Rules a schema cannot state (cross-field rules, DNS forms, SSRF) live in the checks' validators.
-import { Type, type Static, type TObject, type TSchema, type TUnion } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { discriminated, nullable } from '../http/schema-helpers.js';
 import {
   DNS_RECORD_TYPES, EXPECTED_RECORD_MAX_LENGTH, EXPECTED_RECORDS_MAX, EXPIRY_DAYS, FLOW_STEP_TIMEOUT_MS, FLOW_STEPS_MAX,
   FLOW_TIMEOUT_MS, HEARTBEAT_MAX_MS, HEARTBEAT_PERIOD_MIN_MS, HTTP_METHODS, IP_VERSIONS,
 } from './constants.js';
 
-/**
- * A `oneOf` with an OpenAPI/Ajv `discriminator`: the validator picks the branch by the tag, so an
- * error names a field of the branch the client meant, never of a sibling.
- */
-export function discriminated<T extends TObject[]>(propertyName: string, variants: [...T], options: { description?: string } = {}): TUnion<T> {
-  return Type.Unsafe<Static<TUnion<T>>>({ type: 'object', oneOf: variants, discriminator: { propertyName }, ...options }) as unknown as TUnion<T>;
-}
-
 const strict = { additionalProperties: false } as const;
-const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const timeout = (fallback: number, max = 60_000) =>
   Type.Integer({ minimum: 1, maximum: max, default: fallback, description: `Milliseconds; default ${fallback}.` });
 const ipVersion = Type.Union(IP_VERSIONS.map((v) => Type.Literal(v)), { default: 'any', description: 'Address family to connect over.' });

@@ -24,8 +24,7 @@ export const DAY_MS = 86_400_000;
 export const HEARTBEAT_PERIOD_MIN_MS = 60_000;
 export const HEARTBEAT_MAX_MS = 30 * DAY_MS;
 
-export const TAGS_MAX = 50;
-export const TAG_MAX_LENGTH = 50;
+export { TAGS_MAX, TAG_MAX_LENGTH } from '../shared/tags.js';
 export const GROUP_NAME_MAX_LENGTH = 50;
 export const MANUAL_NOTE_MAX_LENGTH = 200;
 export const EXPECTED_RECORDS_MAX = 50;
@@ -57,4 +56,4 @@ export const IP_VERSIONS = ['any', 'ipv4', 'ipv6'] as const;
 export const FLOW_OPS = ['goto', 'fill', 'click', 'wait_for', 'assert_text', 'assert_url'] as const;
 
 /** The redaction sentinel responses put in place of stored credentials. */
-export const REDACTED = '***';
+export { REDACTED } from '../shared/seal.js';

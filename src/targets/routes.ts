@@ -1,24 +1,15 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { addRoute, IdParams } from '../http/route.js';
+import { WRITE_SOURCE_TEXT, writeSourceOf } from '../http/write-source.js';
 import type { Services } from '../services.js';
 import {
-  CreateTargetBody, ListTargetsQuery, PatchTargetBody, PutRegionsBody, Target, TargetList, TargetRegions, type WriteSource,
+  CreateTargetBody, ListTargetsQuery, PatchTargetBody, PutRegionsBody, Target, TargetList, TargetRegions,
 } from './schema.js';
 import { createTarget, deleteTarget, getTargetInOrg, listTargets, patchTarget, type TargetsCtx } from './service.js';
 import { registerTagRoutes } from './tags.js';
 import { getTargetRegions, putTargetRegions } from './target-regions.js';
 
 const TAGS = ['targets'];
-
-/** How a client declares infrastructure-as-code (Terraform, Pulumi, scripts kept in git). */
-export const CLIENT_HEADER = 'x-keepwatch-client';
-
-const WRITE_SOURCE_TEXT = `\`write_source\` is restamped by every write: \`iac\` when the request carries \`X-Keepwatch-Client: iac\` (infrastructure-as-code tools declare themselves so), else \`api\` for an API token.`;
-
-function writeSourceOf(request: FastifyRequest): WriteSource {
-  const header = request.headers[CLIENT_HEADER];
-  return typeof header === 'string' && header.trim().toLowerCase() === 'iac' ? 'iac' : 'api';
-}
 
 export function registerTargetRoutes(app: FastifyInstance, services: Services): void {
   const ctx = (request: FastifyRequest): TargetsCtx => {

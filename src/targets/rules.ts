@@ -5,30 +5,10 @@ import type { Executor } from '../db/db.js';
 import { AppError } from '../shared/errors.js';
 import {
   DEFAULT_ALERT_CONFIRMATIONS, DEFAULT_REGION_POLICY, DEFAULT_RENOTIFY_INTERVAL_SECS, RECOVERY_PERIOD_MAX_SECS, RENOTIFY_MIN_SECS,
-  TAG_MAX_LENGTH, TAGS_MAX, defaultRecoveryPeriodSecs, type CheckKind,
+  defaultRecoveryPeriodSecs, type CheckKind,
 } from './constants.js';
 import type { RegionPolicyT } from './schema.js';
 
-// Control, format (zero-width, bidi), private-use, unassigned and surrogate code points, line and
-// paragraph separators, spaces other than U+0020, and the fillers that render as nothing.
-const INVISIBLE = /[\p{C}\p{Zl}\p{Zp}\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000\u115F\u1160\u3164\uFFA0\u034F\u17B4\u17B5\u180E\u2800]/u;
-
-const tagError = (field: string, message: string): AppError => new AppError(400, 'VALIDATION_FAILED', `${field}: ${message}`, { field });
-
-/** Trimmed, de-duplicated (first spelling kept, in order), then counted. */
-export function normalizeTags(tags: readonly string[]): string[] {
-  const out: string[] = [];
-  tags.forEach((raw, i) => {
-    const tag = raw.trim();
-    const field = `tags[${i}]`;
-    if (tag === '') throw tagError(field, 'must not be blank');
-    if (INVISIBLE.test(tag)) throw tagError(field, 'must not contain control or invisible characters');
-    if ([...tag].length > TAG_MAX_LENGTH) throw tagError(field, `must be at most ${TAG_MAX_LENGTH} characters`);
-    if (!out.includes(tag)) out.push(tag);
-  });
-  if (out.length > TAGS_MAX) throw tagError('tags', `at most ${TAGS_MAX} distinct tags`);
-  return out;
-}
 
 export interface AlertConfig {
   alert_channel_ids: string[];

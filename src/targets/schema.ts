@@ -4,6 +4,8 @@
 // kind rules, intervals, regions) live in rules.ts, intervals.ts and regions.ts.
 import { Type, type Static } from '@sinclair/typebox';
 import { Pagination } from '../http/route.js';
+import { nullable } from '../http/schema-helpers.js';
+import { WriteSourceSchema } from '../http/write-source.js';
 import { PublicRegion } from '../regions/schema.js';
 import { CheckSpec } from './check-specs.js';
 import {
@@ -11,7 +13,6 @@ import {
   RECOVERY_PERIOD_MAX_SECS, RENOTIFY_MIN_SECS, TAG_MAX_LENGTH, TAGS_MAX,
 } from './constants.js';
 
-const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
 /** Longest display name accepted. */
 export const TARGET_NAME_MAX_LENGTH = 200;
@@ -44,8 +45,6 @@ const fields = {
   region_policy: RegionPolicy,
 };
 
-export const WRITE_SOURCES = ['ui', 'api', 'iac'] as const;
-export type WriteSource = (typeof WRITE_SOURCES)[number];
 
 export const Target = Type.Object({
   id: Type.String({ format: 'uuid' }),
@@ -58,7 +57,7 @@ export const Target = Type.Object({
   alert_confirmations: Type.Integer(),
   renotify_interval_secs: Type.Integer(),
   recovery_period_secs: Type.Integer(),
-  write_source: Type.Union(WRITE_SOURCES.map((s) => Type.Literal(s)), { description: 'Server-set from the request: `api` for an API token, `iac` when the client sends `X-Keepwatch-Client: iac`, `ui` for the web app.' }),
+  write_source: WriteSourceSchema,
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
 }, { $id: 'Target', additionalProperties: false, description: 'A monitor. Stored `basic_auth`, `bearer_token` and flow `fill` values read back as `***`.' });

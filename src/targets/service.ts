@@ -17,8 +17,10 @@ import { resolveInterval } from './intervals.js';
 import type { NetworkCtx } from './network.js';
 import { redactCredentials } from './redaction.js';
 import { checkRegions, defaultRegions } from './regions.js';
-import { checkChannelsExist, defaultAlertConfig, normalizeTags, resolveAlertConfig, type AlertConfig } from './rules.js';
-import type { CreateTarget, PatchTarget, RegionPolicyT, TargetT, WriteSource } from './schema.js';
+import { normalizeTags } from '../shared/tags.js';
+import { checkChannelsExist, defaultAlertConfig, resolveAlertConfig, type AlertConfig } from './rules.js';
+import type { WriteSource } from '../http/write-source.js';
+import type { CreateTarget, PatchTarget, RegionPolicyT, TargetT } from './schema.js';
 import {
   countAccountTargets, deleteTargetRow, getTargetRow, insertTarget, isOrgMember, listTargetRows, lockAccount, updateTargetRow,
   type TargetFilter, type TargetRow, type TargetValues,

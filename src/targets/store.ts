@@ -1,5 +1,6 @@
 // The SQL of targets. Every function is scoped by org: a foreign id reads as absent.
 import type { Executor } from '../db/db.js';
+import { lockQuotaPool } from '../plans/quota-lock.js';
 import type { CheckKind } from './constants.js';
 
 export interface TargetRow {
@@ -43,7 +44,7 @@ const param = (column: string, value: unknown): unknown => (JSON_COLUMNS.has(col
 
 /** Serialises quota checks of one account: held until the transaction ends. */
 export async function lockAccount(tx: Executor, accountId: string): Promise<void> {
-  await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('targets:' || $1::text, 0))`, [accountId]);
+  await lockQuotaPool(tx, 'targets', accountId);
 }
 
 export async function countAccountTargets(db: Executor, accountId: string, kind?: CheckKind): Promise<number> {

@@ -1,0 +1,69 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { addRoute, IdParams } from '../http/route.js';
+import { WRITE_SOURCE_TEXT, writeSourceOf } from '../http/write-source.js';
+import type { Services } from '../services.js';
+import { Channel, ChannelList, CreateChannelBody, ListChannelsQuery, PatchChannelBody } from './schema.js';
+import { createChannel, deleteChannel, getChannelInOrg, listChannels, patchChannel, type ChannelsCtx } from './service.js';
+
+const TAGS = ['notification-channels'];
+const BASE = '/api/v1/notification-channels';
+
+export function registerChannelRoutes(app: FastifyInstance, services: Services): void {
+  const ctx = (request: FastifyRequest): ChannelsCtx => {
+    const { actor, org, userId, plan } = request.auth!;
+    const accountId = org!.accountId;
+    return {
+      db: services.db, actor, org: org!, plan: plan!, plans: services.plans, sealer: services.sealer, guard: services.guard,
+      writeSource: writeSourceOf(request),
+      onQuotaExceeded: (quota, details) => services.quotaEvents.push({ event: 'quota_exceeded', quota, accountId, userId, ip: request.ip, details }),
+    };
+  };
+
+  addRoute(app, {
+    method: 'GET', url: BASE, auth: 'user', scope: 'channels:read', tags: TAGS,
+    summary: "List the org's notification channels", description: 'Oldest first. Secrets read back as `***`.',
+    querystring: ListChannelsQuery,
+    response: { 200: ChannelList },
+    handler: async (request) => listChannels(ctx(request), { limit: request.query.limit ?? 50, offset: request.query.offset ?? 0 }),
+  });
+
+  addRoute(app, {
+    method: 'POST', url: BASE, auth: 'user', scope: 'channels:write', tags: TAGS, errors: [403],
+    summary: 'Create a notification channel',
+    description: `Answers 201 with \`Location\`. Counted against the account's \`max_notification_channels\` (422 \`QUOTA_EXCEEDED\`). An \`sms\` channel on a plan without SMS alerts is 403 \`SMS_ALERTS_DISABLED\`. A URL in a blocked address range is 400 \`VALIDATION_FAILED\` unless the deployment allows private targets. ${WRITE_SOURCE_TEXT}`,
+    body: CreateChannelBody,
+    response: { 201: Channel },
+    handler: async (request, reply) => {
+      const channel = await createChannel(ctx(request), request.body);
+      return reply.code(201).header('location', `${BASE}/${channel.id}`).send(channel);
+    },
+  });
+
+  addRoute(app, {
+    method: 'GET', url: `${BASE}/:id`, auth: 'user', scope: 'channels:read', tags: TAGS,
+    summary: 'Get a notification channel', params: IdParams,
+    response: { 200: Channel },
+    handler: async (request) => getChannelInOrg(ctx(request), request.params.id),
+  });
+
+  addRoute(app, {
+    method: 'PATCH', url: `${BASE}/:id`, auth: 'user', scope: 'channels:write', tags: TAGS, errors: [403],
+    summary: 'Update a notification channel',
+    description: `Only the fields sent change. A \`config\` replaces the stored one whole (its type may change; to \`sms\` only on a plan with SMS alerts); \`***\` as a secret is 400 \`REDACTION_SENTINEL\`: leave \`config\` out to keep stored secrets. An SMS channel made before a downgrade stays editable. ${WRITE_SOURCE_TEXT}`,
+    params: IdParams, body: PatchChannelBody,
+    response: { 200: Channel },
+    handler: async (request) => patchChannel(ctx(request), request.params.id, request.body),
+  });
+
+  addRoute(app, {
+    method: 'DELETE', url: `${BASE}/:id`, auth: 'user', scope: 'channels:delete', tags: TAGS,
+    summary: 'Delete a notification channel',
+    description: 'Also removes its bindings from every monitor of the org, in the same transaction (those monitors\' `updated_at` and `write_source` are restamped).',
+    params: IdParams,
+    response: { 204: null },
+    handler: async (request, reply) => {
+      await deleteChannel(ctx(request), request.params.id);
+      return reply.code(204).send();
+    },
+  });
+}
