@@ -13,6 +13,7 @@ import { registerOperatorRoutes } from './operator/routes.js';
 import { registerRegionRoutes } from './regions/routes.js';
 import { registerChannelRoutes } from './channels/index.js';
 import { registerDashboardRoutes } from './dashboard/index.js';
+import { registerMaintenanceRoutes } from './maintenance/index.js';
 import { registerManualRoutes } from './manual/index.js';
 import { registerTargetRoutes } from './targets/index.js';
 import { registerVariableRoutes } from './variables/index.js';
@@ -55,6 +56,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   registerTargetRoutes(app, services);
   registerManualRoutes(app, services);
   registerChannelRoutes(app, services);
+  registerMaintenanceRoutes(app, services);
   registerDashboardRoutes(app, services);
   registerOperatorRoutes(app, services);
   return app;

@@ -1,6 +1,7 @@
 // The SQL of targets. Every function is scoped by org: a foreign id reads as absent.
 import type { Executor } from '../db/db.js';
 import { lockQuotaPool } from '../plans/quota-lock.js';
+import { isUuid } from '../shared/ids.js';
 import type { CheckKind } from './constants.js';
 
 export interface TargetRow {
@@ -123,4 +124,16 @@ export async function setTargetRegions(tx: Executor, orgId: string, id: string, 
     'UPDATE targets SET regions = $3, write_source = $4, updated_at = now() WHERE org_id = $1 AND id = $2 RETURNING *',
     [orgId, id, regions, writeSource]);
   return row ?? null;
+}
+
+/**
+ * The subset of `ids` that are monitors of `orgId` (malformed ids are simply absent). `lock: 'share'`
+ * holds them until the transaction ends, so a delete beside the caller's write waits for it.
+ */
+export async function existingTargetIds(db: Executor, orgId: string, ids: readonly string[], lock?: 'share'): Promise<Set<string>> {
+  const wellFormed = ids.filter(isUuid);
+  if (!wellFormed.length) return new Set();
+  const rows = await db.query<{ id: string }>(
+    `SELECT id FROM targets WHERE org_id = $1 AND id = ANY($2::uuid[])${lock ? ' FOR SHARE' : ''}`, [orgId, wellFormed]);
+  return new Set(rows.map((r) => r.id));
 }

@@ -1,0 +1,5 @@
+// Maintenance windows as other code sees them.
+import './usage.js';
+
+export { registerMaintenanceRoutes } from './routes.js';
+export { statusOf } from './service.js';
