@@ -49,3 +49,14 @@ export const notFound = (what = 'resource'): AppError => new AppError(404, 'NOT_
 
 export const quotaExceeded = (quota: string, limit: number | null): AppError =>
   new AppError(422, 'QUOTA_EXCEEDED', `plan limit reached: ${quota} is ${limit ?? 'unlimited'}`, { quota });
+
+/**
+ * The same error placed under `prefix` (an item of a batch: `targets[3]`, `copies[1]`): its field
+ * becomes `targets[3].check.url`, or `targets[3]` when it named none. Other errors pass through.
+ */
+export function underField(err: unknown, prefix: string): unknown {
+  if (!(err instanceof AppError)) return err;
+  const { field } = err.extra;
+  const message = field && err.message.startsWith(field) ? `${prefix}.${err.message}` : `${prefix}: ${err.message}`;
+  return new AppError(err.status, err.code, message, { ...err.extra, field: field ? `${prefix}.${field}` : prefix });
+}

@@ -15,7 +15,7 @@ function noFlowAgent(): AppError {
 }
 
 /** A flow keeps only flow-capable regions; none left is 422 `NO_FLOW_CAPABLE_AGENT`. */
-function clampFlow(kind: CheckKind, ids: string[], catalog: readonly OperatorRegionT[]): string[] {
+export function clampFlow(kind: CheckKind, ids: string[], catalog: readonly OperatorRegionT[]): string[] {
   if (kind !== 'flow') return ids;
   const capable = new Set(catalog.filter((r) => r.flow_capable).map((r) => r.id));
   const kept = ids.filter((id) => capable.has(id));

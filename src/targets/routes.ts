@@ -6,25 +6,30 @@ import {
   CreateTargetBody, ListTargetsQuery, PatchTargetBody, PutRegionsBody, Target, TargetList, TargetRegions,
 } from './schema.js';
 import { createTarget, deleteTarget, getTargetInOrg, listTargets, patchTarget, type TargetsCtx } from './service.js';
+import { registerBulkRoutes } from './bulk-routes.js';
 import { registerTagRoutes } from './tags.js';
 import { getTargetRegions, putTargetRegions } from './target-regions.js';
 
 const TAGS = ['targets'];
 
-export function registerTargetRoutes(app: FastifyInstance, services: Services): void {
-  const ctx = (request: FastifyRequest): TargetsCtx => {
-    const { actor, org, userId, plan } = request.auth!;
-    const accountId = org!.accountId;
-    return {
-      db: services.db, actor, org: org!, userId, plan: plan!, plans: services.plans, writeSource: writeSourceOf(request),
-      sealer: services.sealer, regions: services.regions,
-      network: {
-        guard: services.guard, denyLists: services.denyLists.current, rdap: services.rdap,
-        onBlocked: (event) => services.quotaEvents.push({ ...event, accountId, userId, ip: request.ip }),
-      },
-      onQuotaExceeded: (quota, details) => services.quotaEvents.push({ event: 'quota_exceeded', quota, accountId, userId, ip: request.ip, details }),
-    };
+/** The targets domain's view of one request: its org, plan, caller and the services rules need. */
+export function targetsCtx(services: Services, request: FastifyRequest): TargetsCtx {
+  const { actor, org, userId, plan } = request.auth!;
+  const accountId = org!.accountId;
+  return {
+    db: services.db, actor, org: org!, userId, plan: plan!, plans: services.plans, writeSource: writeSourceOf(request),
+    sealer: services.sealer, regions: services.regions,
+    network: {
+      guard: services.guard, denyLists: services.denyLists.current, rdap: services.rdap,
+      onBlocked: (event) => services.quotaEvents.push({ ...event, accountId, userId, ip: request.ip }),
+    },
+    onQuotaExceeded: (quota, details) => services.quotaEvents.push({ event: 'quota_exceeded', quota, accountId, userId, ip: request.ip, details }),
   };
+}
+
+export function registerTargetRoutes(app: FastifyInstance, services: Services): void {
+  const ctx = (request: FastifyRequest): TargetsCtx => targetsCtx(services, request);
+  registerBulkRoutes(app, services);
 
   addRoute(app, {
     method: 'GET', url: '/api/v1/targets', auth: 'user', scope: 'targets:read', tags: TAGS,

@@ -53,7 +53,11 @@ function checkBindings(alerts: Array<{ channel_id: string }>): string[] {
  * beside this write waits for it and then unbinds what it wrote. `field` names the id's place.
  */
 export async function checkChannelsExist(tx: Executor, orgId: string, ids: readonly string[], field: (i: number) => string): Promise<void> {
-  const known = await existingChannelIds(tx, orgId, ids, 'share');
+  checkChannelsKnown(await existingChannelIds(tx, orgId, ids, 'share'), ids, field);
+}
+
+/** The same rule against channels already looked up (a batch looks them up once). */
+export function checkChannelsKnown(known: ReadonlySet<string>, ids: readonly string[], field: (i: number) => string): void {
   ids.forEach((id, i) => { if (!known.has(id)) throw alertError(field(i), 'no notification channel of this org has this id'); });
 }
 

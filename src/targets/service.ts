@@ -69,27 +69,37 @@ export async function listTargets(ctx: TargetsCtx, filter: TargetFilter, page: {
   return { targets: rows.map(toTarget), total, limit: page.limit, offset: page.offset };
 }
 
-async function checkOwner(ctx: TargetsCtx, owner: string | null): Promise<void> {
-  if (owner !== null && !(await isOrgMember(ctx.db, ctx.org.id, owner))) {
+/** What building a new target's values reads besides the body (a bulk create loads it once). */
+export interface CreateDeps {
+  catalog: readonly OperatorRegionT[];
+  isMember: (userId: string) => Promise<boolean>;
+}
+
+export async function createDeps(ctx: TargetsCtx): Promise<CreateDeps> {
+  return { catalog: await ctx.regions.enabled(), isMember: (userId) => isOrgMember(ctx.db, ctx.org.id, userId) };
+}
+
+async function checkOwner(isMember: CreateDeps['isMember'], owner: string | null): Promise<void> {
+  if (owner !== null && !(await isMember(owner))) {
     throw new AppError(400, 'VALIDATION_FAILED', 'owner_user_id: not a member of this org', { field: 'owner_user_id' });
   }
 }
 
-const bindingField = (i: number): string => `alerts[${i}].channel_id`;
+export const bindingField = (i: number): string => `alerts[${i}].channel_id`;
 
 /** Under the variables' share locks: a referenced variable cannot be deleted before this commits. */
-async function checkVariables(tx: Executor, orgId: string, texts: readonly ReferencedText[]): Promise<void> {
+export async function checkVariables(tx: Executor, orgId: string, texts: readonly ReferencedText[]): Promise<void> {
   if (texts.every((t) => !t.text?.includes('{{'))) return;
   checkReferences({ texts, variables: await listVariableKinds(tx, orgId, 'share') });
 }
 
-async function buildCreateValues(ctx: TargetsCtx, input: CreateTarget, prepared: PreparedCheck): Promise<TargetValues> {
+export async function buildCreateValues(ctx: TargetsCtx, input: CreateTarget, prepared: PreparedCheck, deps: CreateDeps): Promise<TargetValues> {
   const { check } = prepared;
+  const { catalog } = deps;
   const floor = ctx.plan.caps.min_check_interval_secs;
-  const catalog = await ctx.regions.enabled();
   const maxRegions = ctx.plan.caps.max_regions;
   const owner = input.owner_user_id === undefined ? ctx.userId : input.owner_user_id;
-  await checkOwner(ctx, owner);
+  await checkOwner(deps.isMember, owner);
   const alertOpts = { creating: true, catalogSize: catalog.length };
   return {
     name: input.name, kind: check.type, check_spec: prepared.stored,
@@ -123,7 +133,7 @@ async function insertWithinQuota(ctx: TargetsCtx, tx: Executor, values: TargetVa
 export async function createTarget(ctx: TargetsCtx, input: CreateTarget): Promise<TargetT> {
   checkFlowEnabled(input.check.type, ctx.plan);
   const prepared = await prepareCheck(input.check, ctx);
-  const values = await buildCreateValues(ctx, input, prepared);
+  const values = await buildCreateValues(ctx, input, prepared, await createDeps(ctx));
   return ctx.db.transaction(async (tx) => {
     await checkVariables(tx, ctx.org.id, prepared.texts);
     await checkChannelsExist(tx, ctx.org.id, values.alert_channel_ids, bindingField);
@@ -144,7 +154,7 @@ const alertConfigOf = (row: TargetRow): AlertConfig => ({
 });
 
 /** Runs inside the PATCH transaction on the locked row: no query here (PGlite has one connection). */
-function buildPatchValues(ctx: TargetsCtx, row: TargetRow, input: PatchTarget, prepared: PreparedCheck | null, catalog: readonly OperatorRegionT[]): TargetValues {
+export function buildPatchValues(ctx: TargetsCtx, row: TargetRow, input: PatchTarget, prepared: PreparedCheck | null, catalog: readonly OperatorRegionT[]): TargetValues {
   const check = prepared?.check ?? (row.check_spec as unknown as PreparedCheck['check']);
   const alertOpts = { creating: false, catalogSize: catalog.length };
   return {
@@ -167,7 +177,7 @@ export async function patchTarget(ctx: TargetsCtx, id: string, input: PatchTarge
     throw new AppError(400, 'CHECK_KIND_IMMUTABLE', `check.type: this monitor is ${current.kind}; its kind is fixed after creation`, { field: 'check.type' });
   }
   const prepared = input.check ? await prepareCheck(input.check, ctx) : null;
-  if (input.owner_user_id !== undefined) await checkOwner(ctx, input.owner_user_id);
+  if (input.owner_user_id !== undefined) await checkOwner((userId) => isOrgMember(ctx.db, ctx.org.id, userId), input.owner_user_id);
   const catalog = await ctx.regions.enabled();
   return ctx.db.transaction(async (tx) => {
     const row = await getTargetRowInOrg(tx, ctx.org.id, id, 'update');

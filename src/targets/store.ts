@@ -137,3 +137,48 @@ export async function existingTargetIds(db: Executor, orgId: string, ids: readon
     `SELECT id FROM targets WHERE org_id = $1 AND id = ANY($2::uuid[])${lock ? ' FOR SHARE' : ''}`, [orgId, wellFormed]);
   return new Set(rows.map((r) => r.id));
 }
+
+/**
+ * Inserts many targets in one statement per chunk: the rows travel as one JSON document that
+ * `jsonb_populate_recordset` turns into typed rows (arrays and jsonb columns included), so 10,000
+ * monitors cost a few round trips, not 10,000. The caller holds the account lock and has counted.
+ */
+export async function insertTargets(tx: Executor, rows: ReadonlyArray<{ id: string; orgId: string; accountId: string } & TargetValues>): Promise<TargetRow[]> {
+  const out: TargetRow[] = [];
+  const columns = ['id', 'org_id', 'account_id', ...VALUE_COLUMNS].join(', ');
+  for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
+    const chunk = rows.slice(start, start + INSERT_CHUNK).map((r) => ({
+      id: r.id, org_id: r.orgId, account_id: r.accountId, ...Object.fromEntries(VALUE_COLUMNS.map((c) => [c, r[c]])),
+    }));
+    out.push(...await tx.query<TargetRow>(
+      `INSERT INTO targets (${columns}) SELECT ${columns} FROM jsonb_populate_recordset(NULL::targets, $1::jsonb) RETURNING *`,
+      [JSON.stringify(chunk)]));
+  }
+  return out;
+}
+
+const INSERT_CHUNK = 2000;
+
+/** Writes many rows' values in one statement per chunk (bulk actions); answers the updated rows. */
+export async function updateTargetRows(tx: Executor, orgId: string, rows: ReadonlyArray<{ id: string } & TargetValues>): Promise<TargetRow[]> {
+  const out: TargetRow[] = [];
+  const sets = VALUE_COLUMNS.map((c) => `${c} = r.${c}`).join(', ');
+  for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
+    const chunk = rows.slice(start, start + INSERT_CHUNK).map((r) => ({ id: r.id, ...Object.fromEntries(VALUE_COLUMNS.map((c) => [c, r[c]])) }));
+    out.push(...await tx.query<TargetRow>(
+      `UPDATE targets t SET ${sets}, updated_at = now()
+         FROM jsonb_populate_recordset(NULL::targets, $2::jsonb) r
+        WHERE t.org_id = $1 AND t.id = r.id
+       RETURNING t.*`, [orgId, JSON.stringify(chunk)]));
+  }
+  return out;
+}
+
+/** The org's rows among `ids`, locked for update until the transaction ends. */
+export async function lockTargetRows(tx: Executor, orgId: string, ids: readonly string[]): Promise<TargetRow[]> {
+  return tx.query<TargetRow>('SELECT * FROM targets WHERE org_id = $1 AND id = ANY($2::uuid[]) ORDER BY id FOR UPDATE', [orgId, ids.filter(isUuid)]);
+}
+
+export async function deleteTargetRows(tx: Executor, orgId: string, ids: readonly string[]): Promise<void> {
+  await tx.query('DELETE FROM targets WHERE org_id = $1 AND id = ANY($2::uuid[])', [orgId, ids]);
+}
