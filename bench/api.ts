@@ -3,14 +3,12 @@
 // Each server runs in a fresh process of its own; the load generator runs in another (bench/load.ts).
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
-import { randomToken } from '../src/shared/ids.js';
 import { loadGenerator, runLoad, type LoadResult } from './load.js';
+import { DEFAULT_PG_URL, postgresTarget } from './servers.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const DURATION_SECS = Number(process.env.BENCH_DURATION_SECS ?? 10);
 const WARMUP_SECS = Number(process.env.BENCH_WARMUP_SECS ?? 3);
-const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
 /** `bare,pglite,postgres` by default; a subset to look at one server. */
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'bare,pglite,postgres').split(','));
 /** A directory: the server processes write CPU profiles there (`node --cpu-prof`). */
@@ -65,28 +63,6 @@ async function benchServer(kind: 'bare' | 'keepwatch', databaseUrl?: string): Pr
     child.send('stop');
     await new Promise((resolve) => child.once('exit', resolve));
   }
-}
-
-/** DATABASE_URL as given, else a fresh database on the local server (dropped afterwards); null when none answers. */
-async function postgresTarget(): Promise<{ url: string; drop(): Promise<void> } | null> {
-  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, drop: async () => {} };
-  const admin = new pg.Client({ connectionString: DEFAULT_PG_URL, connectionTimeoutMillis: 2000 });
-  try {
-    await admin.connect();
-  } catch {
-    return null;
-  }
-  const name = `kw_bench_${randomToken(6).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(DEFAULT_PG_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-    },
-  };
 }
 
 /**

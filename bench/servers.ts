@@ -5,10 +5,13 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config/load.js';
 import { createServices } from '../src/services.js';
 import { randomToken } from '../src/shared/ids.js';
+
+export const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
 export const REGIONS_BODY = { regions: [{ id: 'local', name: 'Local', city: null, country_code: null, continent: null, latitude: null, longitude: null }] };
 
@@ -38,7 +41,7 @@ export async function startBare(): Promise<RunningServer> {
  * `databaseUrl`, with one tenant holding a bound full_access token and a read budget that cannot
  * throttle the run.
  */
-export async function startKeepwatch(databaseUrl: string | undefined): Promise<RunningServer> {
+export async function startKeepwatch(databaseUrl: string | undefined, caps: Record<string, number> = {}): Promise<RunningServer & { token: string; base: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'keepwatch-bench-'));
   const operatorSecret = `bench-${randomToken(12)}`;
   const config = loadConfig({
@@ -63,7 +66,7 @@ export async function startKeepwatch(databaseUrl: string | undefined): Promise<R
       return res.json() as Record<string, string>;
     };
     const user = await operator('POST', '/operator/users', { email: `bench-${randomToken(6)}@example.test` });
-    await operator('PUT', `/operator/accounts/${user.account_id}/overrides`, { caps: { api_reads_per_minute: 1_000_000_000 }, reason: 'benchmark' });
+    await operator('PUT', `/operator/accounts/${user.account_id}/overrides`, { caps: { api_reads_per_minute: 1_000_000_000, ...caps }, reason: 'benchmark' });
     const { token } = await operator('POST', `/operator/users/${user.user_id}/api-tokens`, { name: 'bench', scopes: ['full_access'], org_id: user.org_id });
     const base = await app.listen({ port: 0, host: '127.0.0.1' });
     const url = `${base}/api/v1/regions`;
@@ -71,9 +74,32 @@ export async function startKeepwatch(databaseUrl: string | undefined): Promise<R
     const probe = await fetch(url, { headers });
     const body = await probe.text();
     if (probe.status !== 200 || body !== JSON.stringify(REGIONS_BODY)) throw new Error(`unexpected answer ${probe.status} ${body}`);
-    return { url, headers, close };
+    return { url, headers, close, token: token!, base };
   } catch (err) {
     await close();
     throw err;
   }
 }
+
+/** DATABASE_URL as given, else a fresh database on the local server (dropped afterwards); null when none answers. */
+export async function postgresTarget(): Promise<{ url: string; drop(): Promise<void> } | null> {
+  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, drop: async () => {} };
+  const admin = new pg.Client({ connectionString: DEFAULT_PG_URL, connectionTimeoutMillis: 2000 });
+  try {
+    await admin.connect();
+  } catch {
+    return null;
+  }
+  const name = `kw_bench_${randomToken(6).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(DEFAULT_PG_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
+}
+

@@ -130,6 +130,7 @@ export class DenyLists {
    * against the patterns (400 URL_PATTERN_BLOCKED). An unparsable URL is left to validation.
    */
   checkUrl(url: string, field: string, onBlocked?: OnBlocked): void {
+    if (!this.urlRules.length && !this.domains.size) return;
     let parsed: URL;
     try {
       parsed = new URL(url);
@@ -148,6 +149,7 @@ export class DenyLists {
 
   /** A monitor host (name or URL hostname): 400 DOMAIN_DENYLISTED when it or a parent is listed. */
   checkDomain(host: string, field: string, onBlocked?: OnBlocked): void {
+    if (!this.domains.size) return;
     const parsed = parseHostLiteral(host);
     if (parsed === null || parsed.kind !== 'name') return;
     const labels = parsed.name.split('.');

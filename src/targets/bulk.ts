@@ -5,7 +5,7 @@
 import type { Executor } from '../db/db.js';
 import { existingChannelIds } from '../channels/index.js';
 import { mintPingTokens } from '../heartbeat/index.js';
-import { writeAuditMany } from '../shared/audit.js';
+import { actorIdOf } from '../shared/context.js';
 import { AppError, quotaExceeded, underField } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import { checkReferences, listVariableKinds, type ReferencedText } from '../variables/index.js';
@@ -17,6 +17,19 @@ import { bindingField, buildCreateValues, createDeps, toTarget, type TargetsCtx 
 import { countAccountTargets, insertTargets, lockAccount, type TargetRow, type TargetValues } from './store.js';
 
 export const BULK_CREATE_MAX = 10_000;
+
+/**
+ * One audit row per new monitor, its details built by the store from the rows just written: the
+ * statement carries two id arrays, not 10,000 JSON documents.
+ */
+async function auditCreated(tx: Executor, ctx: TargetsCtx, ids: readonly string[], action: string, sourceId?: string): Promise<void> {
+  await tx.query(
+    `INSERT INTO audit_log (id, org_id, account_id, actor_type, actor_id, action, entity_type, entity_id, details)
+     SELECT a.audit_id, t.org_id, t.account_id, $1, $2, $3, 'target', t.id::text,
+            jsonb_strip_nulls(jsonb_build_object('name', t.name, 'kind', t.kind, 'write_source', t.write_source, 'source_id', $4::text))
+       FROM unnest($5::uuid[], $6::uuid[]) AS a(audit_id, target_id) JOIN targets t ON t.id = a.target_id`,
+    [ctx.actor.type, actorIdOf(ctx.actor), action, sourceId ?? null, ids.map(() => newId()), ids]);
+}
 
 /** Runs `fn` for item `i` of a batch; its error names the item (`targets[i].check.url`). */
 export async function atItem<T>(prefix: string, fn: () => Promise<T> | T): Promise<T> {
@@ -88,13 +101,10 @@ export async function insertItemsWithinQuota(
   }
   const ids = items.map(() => newId());
   const order = new Map(ids.map((id, i) => [id, i]));
-  const rows = (await insertTargets(tx, items.map((item, i) => ({ id: ids[i]!, orgId: ctx.org.id, accountId: ctx.org.accountId, ...item.values }))))
+  const rows = (await insertTargets(tx, ctx.org.id, ctx.org.accountId, items.map((item, i) => ({ id: ids[i]!, ...item.values }))))
     .sort((a, b) => order.get(a.id)! - order.get(b.id)!);
   await mintPingTokens(tx, ctx.sealer, ctx.org.id, rows.filter((r) => r.kind === 'heartbeat').map((r) => r.id));
-  await writeAuditMany(tx, ctx.actor, rows.map((row) => ({
-    action, orgId: ctx.org.id, accountId: ctx.org.accountId, entityType: 'target', entityId: row.id,
-    details: { name: row.name, kind: row.kind, write_source: row.write_source, ...(options.sourceId && { source_id: options.sourceId }) },
-  })));
+  await auditCreated(tx, ctx, rows.map((r) => r.id), action, options.sourceId);
   return rows;
 }
 

@@ -138,21 +138,42 @@ export async function existingTargetIds(db: Executor, orgId: string, ids: readon
   return new Set(rows.map((r) => r.id));
 }
 
+/** A PostgreSQL array literal of strings: one element of a `text[]` parameter that is itself an array. */
+const arrayLiteral = (items: readonly string[]): string =>
+  `{${items.map((s) => `"${s.replace(/[\\"]/g, (c) => `\\${c}`)}"`).join(',')}}`;
+
 /**
- * Inserts many targets in one statement per chunk: the rows travel as one JSON document that
- * `jsonb_populate_recordset` turns into typed rows (arrays and jsonb columns included), so 10,000
- * monitors cost a few round trips, not 10,000. The caller holds the account lock and has counted.
+ * Inserts many targets of one org in one statement per chunk: each column travels as one array
+ * and `unnest` turns them back into rows (array columns as literals, cast per row), so 10,000
+ * monitors cost a few round trips and no JSON document for the store to parse. Only the
+ * store-set timestamps come back. The caller holds the account lock and has counted.
  */
-export async function insertTargets(tx: Executor, rows: ReadonlyArray<{ id: string; orgId: string; accountId: string } & TargetValues>): Promise<TargetRow[]> {
+export async function insertTargets(tx: Executor, orgId: string, accountId: string, rows: ReadonlyArray<{ id: string } & TargetValues>): Promise<TargetRow[]> {
   const out: TargetRow[] = [];
-  const columns = ['id', 'org_id', 'account_id', ...VALUE_COLUMNS].join(', ');
   for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
-    const chunk = rows.slice(start, start + INSERT_CHUNK).map((r) => ({
-      id: r.id, org_id: r.orgId, account_id: r.accountId, ...Object.fromEntries(VALUE_COLUMNS.map((c) => [c, r[c]])),
-    }));
-    out.push(...await tx.query<TargetRow>(
-      `INSERT INTO targets (${columns}) SELECT ${columns} FROM jsonb_populate_recordset(NULL::targets, $1::jsonb) RETURNING *`,
-      [JSON.stringify(chunk)]));
+    const chunk = rows.slice(start, start + INSERT_CHUNK);
+    const column = <T>(pick: (r: { id: string } & TargetValues) => T): T[] => chunk.map(pick);
+    const stamps = await tx.query<Pick<TargetRow, 'id' | 'created_at' | 'updated_at'>>(
+      `INSERT INTO targets (id, org_id, account_id, ${VALUE_COLUMNS.join(', ')})
+       SELECT r.id, $1, $2, r.name, r.kind, r.check_spec, r.interval_secs, r.enabled, r.tags::text[], r.regions::text[], r.group_name,
+              r.owner_user_id, r.alert_channel_ids::uuid[], r.alert_confirmations, r.notify_recovery, r.renotify_interval_secs,
+              r.recovery_period_secs, r.region_policy, r.variable_refs::text[], r.write_source
+         FROM unnest($3::uuid[], $4::text[], $5::text[], $6::jsonb[], $7::int[], $8::bool[], $9::text[], $10::text[], $11::text[],
+                     $12::uuid[], $13::text[], $14::int[], $15::bool[], $16::int[], $17::int[], $18::jsonb[], $19::text[], $20::text[])
+           AS r(id, name, kind, check_spec, interval_secs, enabled, tags, regions, group_name, owner_user_id, alert_channel_ids,
+                alert_confirmations, notify_recovery, renotify_interval_secs, recovery_period_secs, region_policy, variable_refs, write_source)
+       RETURNING id, created_at, updated_at`,
+      [orgId, accountId, column((r) => r.id), column((r) => r.name), column((r) => r.kind), column((r) => JSON.stringify(r.check_spec)),
+        column((r) => r.interval_secs), column((r) => r.enabled), column((r) => arrayLiteral(r.tags)), column((r) => arrayLiteral(r.regions)),
+        column((r) => r.group_name), column((r) => r.owner_user_id), column((r) => arrayLiteral(r.alert_channel_ids)),
+        column((r) => r.alert_confirmations), column((r) => r.notify_recovery), column((r) => r.renotify_interval_secs),
+        column((r) => r.recovery_period_secs), column((r) => JSON.stringify(r.region_policy)), column((r) => arrayLiteral(r.variable_refs)),
+        column((r) => r.write_source)]);
+    const byId = new Map(stamps.map((s) => [s.id, s]));
+    for (const r of chunk) {
+      const stamp = byId.get(r.id)!;
+      out.push({ ...r, org_id: orgId, account_id: accountId, held_at: null, created_at: stamp.created_at, updated_at: stamp.updated_at });
+    }
   }
   return out;
 }
