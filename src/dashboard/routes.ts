@@ -11,7 +11,7 @@ export function registerDashboardRoutes(app: FastifyInstance, services: Services
   addRoute(app, {
     method: 'GET', url: '/api/v1/dashboard/summary', auth: 'user', scope: 'targets:read', tags: ['dashboard'],
     summary: "The org's rollup",
-    description: `Counts of the org's targets: total, enabled, paused (\`enabled: false\`), held by the service, and per check kind (all nine, 0 when none). Computed at most once per ${DASHBOARD_CACHE_MS / 1000} s per org and served from a server-side cache in between, so a change can take up to ${DASHBOARD_CACHE_MS / 1000} s to show; \`Cache-Control: private, max-age=${DASHBOARD_CACHE_MS / 1000}\`. Counts by state (up, degraded, down) are not reported yet: no check results exist until the check engine runs.`,
+    description: `Counts of the org's targets: total, enabled, paused (\`enabled: false\`), held by the service, and per check kind (all nine, 0 when none) and per state (the latest result's status, or \`pending\`). Computed at most once per ${DASHBOARD_CACHE_MS / 1000} s per org and served from a server-side cache in between, so a change can take up to ${DASHBOARD_CACHE_MS / 1000} s to show; \`Cache-Control: private, max-age=${DASHBOARD_CACHE_MS / 1000}\`.`,
     response: { 200: DashboardSummary },
     handler: async (request) => {
       const orgId = request.auth!.org!.id;

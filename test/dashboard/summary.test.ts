@@ -5,6 +5,7 @@ import { createTenantWithToken, createToken, startTestApp, type Tenant, type Tes
 import { client, expectError, httpTarget, PUBLIC_URL, type Api, type Json } from '../targets/helpers.js';
 
 const ZERO_KINDS = { http: 0, tcp: 0, ping: 0, dns: 0, heartbeat: 0, manual: 0, tls_cert: 0, domain_expiry: 0, flow: 0 };
+const ZERO_STATES = { up: 0, degraded: 0, down: 0, error: 0, pending: 0 };
 const URL = '/api/v1/dashboard/summary';
 
 describe('GET /api/v1/dashboard/summary', () => {
@@ -13,6 +14,7 @@ describe('GET /api/v1/dashboard/summary', () => {
   let b: Tenant & { token: string };
   let api: Api;
   let apiB: Api;
+  let created: string[] = [];
   before(async () => {
     t = await startTestApp();
     a = await createTenantWithToken(t, { plan: 'team' });
@@ -29,7 +31,7 @@ describe('GET /api/v1/dashboard/summary', () => {
     const res = await api('GET', URL);
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.headers['cache-control'], 'private, max-age=5');
-    assert.deepEqual(res.json(), { total: 0, enabled: 0, paused: 0, held: 0, by_kind: ZERO_KINDS });
+    assert.deepEqual(res.json(), { total: 0, enabled: 0, paused: 0, held: 0, by_kind: ZERO_KINDS, by_state: ZERO_STATES });
   });
 
   it('counts by kind, enabled, paused and held', async () => {
@@ -52,7 +54,32 @@ describe('GET /api/v1/dashboard/summary', () => {
     assert.deepEqual((await api('GET', URL)).json(), {
       total: 10, enabled: 8, paused: 2, held: 2,
       by_kind: { http: 2, tcp: 1, ping: 1, dns: 1, heartbeat: 1, manual: 1, tls_cert: 1, domain_expiry: 1, flow: 1 },
+      by_state: { ...ZERO_STATES, up: 1, pending: 9 },
     });
+    created = ids;
+  });
+
+  it('counts by the latest result of each monitor, from any region; a manual monitor is up until set otherwise', async () => {
+    const [http1, http2, tcp, ping, dns] = created;
+    const at = (secondsAgo: number) => new Date(t.clock.now().getTime() - secondsAgo * 1000);
+    const result = (targetId: string, region: string, secondsAgo: number, status: 'up' | 'degraded' | 'down' | 'error') =>
+      ({ targetId: targetId!, orgId: a.orgId, region, checkedAt: at(secondsAgo), status, duration_ms: 12, error: status === 'up' ? null : 'x' });
+    // http1: down before, up now; http2: up in one region, then down in another; tcp degraded (and paused);
+    // ping: error; dns: up then degraded.
+    for (const r of [
+      result(http1!, 'local', 120, 'down'), result(http1!, 'local', 60, 'up'),
+      result(http2!, 'local', 90, 'up'), result(http2!, 'eu', 30, 'down'),
+      result(tcp!, 'local', 10, 'degraded'), result(ping!, 'local', 10, 'error'),
+      result(dns!, 'local', 300, 'up'), result(dns!, 'local', 200, 'degraded'),
+    ]) t.services.results.push(r);
+    await t.services.results.flush();
+    expire();
+    const summary = (await api('GET', URL)).json() as Json;
+    assert.deepEqual(summary.by_state, { up: 2, degraded: 2, down: 1, error: 1, pending: 4 });
+    const manual = created[6]!;
+    assert.equal((await api('PUT', `/api/v1/targets/${manual}/state`, { status: 'down', note: 'outage' })).statusCode, 200);
+    expire();
+    assert.deepEqual(((await api('GET', URL)).json() as Json).by_state, { up: 1, degraded: 2, down: 2, error: 1, pending: 4 });
   });
 
   it('is cached 5 s per org: a new target shows only once the entry expires', async () => {
@@ -73,7 +100,7 @@ describe('GET /api/v1/dashboard/summary', () => {
     const aBefore = (await api('GET', URL)).json() as Json;
     t.clock.advance(2_000);
     // b's first read computes b's own (empty) rollup, though a's entry is fresh.
-    assert.deepEqual((await apiB('GET', URL)).json(), { total: 0, enabled: 0, paused: 0, held: 0, by_kind: ZERO_KINDS });
+    assert.deepEqual((await apiB('GET', URL)).json(), { total: 0, enabled: 0, paused: 0, held: 0, by_kind: ZERO_KINDS, by_state: ZERO_STATES });
     // b adds a target: b's cached entry hides it, a's entry is untouched.
     assert.equal((await apiB('POST', '/api/v1/targets', httpTarget())).statusCode, 201);
     assert.equal(((await apiB('GET', URL)).json() as Json).total, 0);
@@ -83,7 +110,7 @@ describe('GET /api/v1/dashboard/summary', () => {
     assert.deepEqual((await api('GET', URL)).json(), aBefore, "a recomputed: b's target is not counted for a");
     assert.equal(((await apiB('GET', URL)).json() as Json).total, 0, "b's entry is still fresh");
     t.clock.advance(2_000);
-    assert.deepEqual((await apiB('GET', URL)).json(), { total: 1, enabled: 1, paused: 0, held: 0, by_kind: { ...ZERO_KINDS, http: 1 } });
+    assert.deepEqual((await apiB('GET', URL)).json(), { total: 1, enabled: 1, paused: 0, held: 0, by_kind: { ...ZERO_KINDS, http: 1 }, by_state: { ...ZERO_STATES, pending: 1 } });
   });
 
   it('needs targets:read', async () => {

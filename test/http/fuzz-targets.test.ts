@@ -3,69 +3,17 @@
 // huge strings, odd unicode with NUL, `***` credentials, junk tags, regions, policies, intervals and
 // alerts, anything at all in any field). Whatever comes in: never a 5xx, every error is the documented
 // envelope with a field, and nothing is half-written (a rejected POST adds no row, a rejected PATCH
-// leaves the stored resource byte-identical). Channels and maintenance windows do not exist yet; their
-// bodies join here when they do.
+// leaves the stored resource byte-identical). Channel and maintenance bodies: fuzz-channels-maintenance.test.ts.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import type { LightMyRequestResponse } from 'fastify';
-import { ERROR_CODES } from '../../src/shared/errors.js';
 import { CHECK_KINDS, DNS_RECORD_TYPES, HTTP_METHODS, type CheckKind } from '../../src/targets/constants.js';
 import { createTenantWithToken, startTestApp, type TestApp } from '../helpers/app.js';
 import { client, overrideCaps, type Api, type Json } from '../targets/helpers.js';
-
-const CODES = new Set<string>(ERROR_CODES);
-const WHOLE_BODY = new Set(['INVALID_JSON', 'INVALID_CONTENT_TYPE']);
-const NUM_RUNS = Number(process.env.FUZZ_RUNS ?? 250);
-
-type Body = Record<string, unknown>;
-
-/** The envelope rules every non-2xx answer obeys; a body error names its field (the empty object aside). */
-function assertEnvelope(res: LightMyRequestResponse, what: string, sent: unknown): void {
-  assert.ok(res.statusCode < 500, `${what} -> ${res.statusCode} ${res.body}`);
-  if (res.statusCode < 300) return;
-  assert.equal(res.headers['content-type'], 'application/json; charset=utf-8', what);
-  const { error } = res.json() as { error: { code: string; message: string; field?: string } };
-  assert.ok(CODES.has(error.code), `${what}: unknown code ${error.code}`);
-  assert.equal(typeof error.message, 'string', what);
-  if (res.statusCode === 404 || res.statusCode === 413) return;
-  if (error.code === 'QUOTA_EXCEEDED') return;
-  // A body that is not valid JSON, or not an object at all, is refused whole.
-  const notAnObject = typeof sent !== 'object' || sent === null || Array.isArray(sent);
-  if (WHOLE_BODY.has(error.code) && (notAnObject || !error.field)) return;
-  const emptyObject = !notAnObject && Object.keys(sent as object).length === 0;
-  if (emptyObject && error.code === 'VALIDATION_FAILED') return;
-  assert.ok(typeof error.field === 'string' && error.field.length > 0, `${what}: ${res.statusCode} without field: ${res.body}`);
-}
-
-// ---------------------------------------------------------------- odd values
-
-const HUGE = 'a'.repeat(70_000);
-const oddString = fc.oneof(
-  fc.string({ unit: 'grapheme', maxLength: 30 }),
-  fc.string({ unit: 'binary', maxLength: 30 }),
-  fc.constantFrom(
-    '', ' ', '\u0000', 'a\u0000b', '\uD800', '\uDFFF', '\u202E', '\u200B', '\uFEFF', '\u00AD', '\u0007', '\t', '\n', '\r\n',
-    '𝕂𝕖𝕖𝕡', 'é', 'e\u0301', '__proto__', 'constructor', 'prototype', '***', '{{', '{{}}', '{{missing_var}}', '{{fuzz_var}}',
-    '%00', '%', '../', 'null', '0', '-1', HUGE, '\u0000'.repeat(300), '😀'.repeat(2000),
-  ),
-);
-const oddKey = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', '', 'id', 'created_at', 'write_source', 'type'));
-const oddNumber = fc.oneof(
-  fc.integer(), fc.double({ noNaN: true }),
-  fc.constantFrom(0, -1, 1.5, -0, 2 ** 31, 2 ** 53, -(2 ** 53), 1e20, 1e300, Number.MAX_SAFE_INTEGER + 2, 0.1, 59, 61, 1801, 86401, 31 * 86400 + 1, 65536, 600, 99, 1000, 1001),
-);
-const wrongValue = fc.oneof(
-  oddNumber, fc.boolean(), fc.constant(null), oddString,
-  fc.array(fc.anything(), { maxLength: 3 }), fc.dictionary(oddKey, fc.anything(), { maxKeys: 3 }),
-);
-/** A deep, narrow nesting of arrays and objects. */
-const deep = fc.integer({ min: 50, max: 300 }).map((depth) => {
-  let v: unknown = 'leaf';
-  for (let i = 0; i < depth; i++) v = i % 2 ? [v] : { x: v };
-  return v;
-});
-const uuid = fc.uuid();
+import {
+  assertEnvelope, assertReached, compact, NUM_RUNS, oddNumber, oddString, opt, outcome, payload, setKey, uuid, wrongValue,
+  type Body, type Mutation,
+} from './fuzz-kit.js';
 
 // ---------------------------------------------------------------- valid bodies, per kind
 
@@ -74,8 +22,6 @@ const path = fc.stringMatching(/^[a-z0-9/_-]{0,20}$/);
 const publicUrl = fc.tuple(fc.constantFrom('https', 'http'), path).map(([s, p]) => `${s}://${PUBLIC_IP}/${p}`);
 const hostName = fc.constantFrom(PUBLIC_IP, 'example.com', 'www.example.org', '2606:2800:220:1:248:1893:25c8:1946');
 const domain = fc.constantFrom('example.com', 'example.org', 'keepwatch-fuzz.net');
-const opt = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
-const compact = (o: Body): Body => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 const days = fc.tuple(fc.integer({ min: 2, max: 365 }), fc.integer({ min: 1, max: 364 }))
   .filter(([w, c]) => w > c).map(([warn_days, critical_days]) => ({ warn_days, critical_days }));
 
@@ -147,24 +93,6 @@ const validPatch = (kind: CheckKind) => fc.tuple(topFields(kind), checkOf[kind],
     return body;
   });
 
-// ---------------------------------------------------------------- mutations
-
-type Mutation = (body: Body) => unknown;
-/** Generated values can be shared between runs (constants, shrinking): mutate and insert copies only. */
-const copy = <T>(v: T): T => (typeof v === 'object' && v !== null ? structuredClone(v) : v);
-const setKey = (b: Body, k: string, v: unknown) => { Object.defineProperty(b, k, { value: copy(v), enumerable: true, writable: true, configurable: true }); return b; };
-const atKey = (valueArb: fc.Arbitrary<unknown>) => fc.tuple(fc.nat(), valueArb).map(([i, v]): Mutation => (b) => {
-  const keys = Object.keys(b); if (keys.length) b[keys[i % keys.length]!] = copy(v); return b;
-});
-
-/** Generic mutations of one object: drop a key, add an unknown one, replace a value with junk. */
-const genericMutation: fc.Arbitrary<Mutation> = fc.oneof(
-  fc.nat().map((i): Mutation => (b) => { const keys = Object.keys(b); if (keys.length) delete b[keys[i % keys.length]!]; return b; }),
-  fc.tuple(oddKey, fc.anything()).map(([k, v]): Mutation => (b) => setKey(b, k, v)),
-  atKey(wrongValue), atKey(deep), atKey(oddString), atKey(oddNumber), atKey(fc.anything()),
-  fc.constant<Mutation>(() => ({})),
-);
-
 const junkTag = fc.oneof(
   fc.constantFrom('', '   ', 'a\u0000b', 'a\u0007', '\u200B', 'zero\u200Bwidth', '\uFEFFbom', 'soft\u00ADhyphen', 'rtl\u202E', 'tab\tbed', 'new\nline', '\u2028', '\u00A0', 'x'.repeat(51), 'é'.repeat(50), 'e\u0301'.repeat(30), '😀'.repeat(51), '\uD800', 'x'.repeat(1025)),
   oddString,
@@ -220,49 +148,6 @@ const checkMutation: fc.Arbitrary<Mutation> = fc.oneof(
 function withCheck(b: Body, edit: (check: Body) => void): Body {
   if (typeof b.check === 'object' && b.check !== null && !Array.isArray(b.check)) edit(b.check as Body);
   return b;
-}
-
-function nestedObjects(value: unknown, out: Body[] = []): Body[] {
-  if (Array.isArray(value)) value.forEach((v) => nestedObjects(v, out));
-  else if (typeof value === 'object' && value !== null) {
-    out.push(value as Body);
-    Object.values(value).forEach((v) => nestedObjects(v, out));
-  }
-  return out;
-}
-
-/** One to three mutations of a valid body: generic ones at a random nested object (check, steps, expected_status...), field-aware ones at the top. */
-const mutate = (valid: fc.Arbitrary<Body>, topLevel: fc.Arbitrary<Mutation>) => fc.tuple(
-  valid,
-  fc.array(fc.tuple(fc.nat(), fc.oneof({ weight: 2, arbitrary: genericMutation.map((m) => ({ nested: true, m })) }, { weight: 3, arbitrary: topLevel.map((m) => ({ nested: false, m })) })), { minLength: 1, maxLength: 3 }),
-).map(([start, steps]) => {
-  let body: unknown = copy(start);
-  for (const [where, { nested, m }] of steps) {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) break;
-    const objects = nested ? nestedObjects(body) : [body as Body];
-    const target = objects[where % objects.length]!;
-    const result = m(target);
-    if (target === body) body = result;
-  }
-  return body;
-});
-
-const parsed = (text: string): unknown => { try { return JSON.parse(text); } catch { return undefined; } };
-
-/** A raw payload: a valid body, a mutated one, or random JSON / text. */
-const payload = (valid: fc.Arbitrary<Body>, topLevel: fc.Arbitrary<Mutation>) => fc.oneof(
-  { weight: 3, arbitrary: valid.map((b) => JSON.stringify(b)) },
-  { weight: 10, arbitrary: mutate(valid, topLevel).map((b) => JSON.stringify(b) ?? '') },
-  { weight: 1, arbitrary: fc.anything({ withNullPrototype: true, maxDepth: 3 }).map((b) => JSON.stringify(b) ?? 'undefined') },
-  { weight: 1, arbitrary: fc.json({ maxDepth: 3 }) },
-  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
-).map((text) => ({ text, sent: parsed(text) }));
-
-const outcome = (res: LightMyRequestResponse) => res.statusCode < 300 ? 'ok' : `${res.statusCode} ${(res.json() as { error: { code: string } }).error.code}`;
-const classOf = (o: string) => (o === 'ok' ? 'ok' : o.slice(0, 3));
-function assertReached(seen: Set<string>, route: string): void {
-  const classes = new Set([...seen].map(classOf));
-  for (const want of ['ok', '400', '422']) assert.ok(classes.has(want), `${route} never gave ${want}: ${[...seen].join(', ')}`);
 }
 
 // ---------------------------------------------------------------- the properties
