@@ -1,5 +1,6 @@
 // `keepwatch serve`: services, the app, the metrics listener, graceful shutdown.
 import { buildApp } from './app.js';
+import { startCheckEngine } from './checks/index.js';
 import { cfg, type Config } from './config/load.js';
 import { Metrics } from './http/metrics.js';
 import { createServices } from './services.js';
@@ -11,7 +12,8 @@ export async function serve(config: Config): Promise<void> {
   const metricsServer = metrics?.server();
   await app.listen({ port: cfg.int(config, 'http.port'), host: cfg.str(config, 'http.host') });
   if (metricsServer) await metricsServer.listen({ port: cfg.int(config, 'metrics.port'), host: cfg.str(config, 'metrics.host') });
-  services.log.info({ store: services.db.kind, data_dir: services.dataDir }, 'keepwatch is serving');
+  const engine = cfg.bool(config, 'checker.enabled') ? await startCheckEngine(services) : undefined;
+  services.log.info({ store: services.db.kind, data_dir: services.dataDir, checks: engine ? 'on' : 'off' }, 'keepwatch is serving');
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -19,6 +21,7 @@ export async function serve(config: Config): Promise<void> {
     stopping = true;
     services.log.info({ signal }, 'shutting down');
     await app.close();
+    await engine?.stop();
     await metricsServer?.close();
     await services.close();
   };

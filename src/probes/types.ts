@@ -17,8 +17,9 @@ export interface PhaseTimings {
 
 /**
  * One check's outcome (CONTRACT.md, "Check result": status, duration_ms, error, ...kind fields).
- * `error` is a short human reason for any non-up status (for tls_cert and domain_expiry the spec's
- * JSON document, serialised), null when up. `fields` are the per-kind result fields
+ * `error` is a short human reason for any non-up status, null when up, with two exceptions the
+ * spec sets: tls_cert always carries its JSON document there ("the result error carries a JSON
+ * document"), domain_expiry carries its JSON body on non-up results. `fields` are the per-kind result fields
  * (dns: domain, record_type, answers, aliases, matched, missing, unexpected; http: status_code, ...).
  */
 export interface ProbeResult {

@@ -1,3 +1,6 @@
-// Check results as other code sees them.
+// The results domain as other code sees it.
 export { ResultWriter } from './writer.js';
+export { registerResultRoutes } from './routes.js';
+export { toCheckResult } from './service.js';
+export { CheckResult, TestResult, type CheckResultT } from './schema.js';
 export { NO_PROBE_REGION, type CheckResultRecord, type ResultSink } from './types.js';

@@ -1,6 +1,7 @@
 // Writes check results. One statement per batch whatever its size: the columns travel as arrays
 // and `unnest` turns them back into rows, so a batch of 500 costs one round trip and one plan.
 import type { Executor } from '../db/db.js';
+import { newId } from '../shared/ids.js';
 import type { CheckResultRecord } from './types.js';
 
 /**
@@ -11,10 +12,10 @@ export async function insertResults(db: Executor, records: readonly CheckResultR
   if (!records.length) return;
   const json = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
   await db.query(
-    `INSERT INTO check_results (target_id, org_id, region, checked_at, status, duration_ms, error, timings, fields)
-     SELECT r.target_id, r.org_id, r.region, r.checked_at, r.status, r.duration_ms, r.error, r.timings, r.fields
-     FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::text[], $6::int[], $7::text[], $8::jsonb[], $9::jsonb[])
-       AS r(target_id, org_id, region, checked_at, status, duration_ms, error, timings, fields)
+    `INSERT INTO check_results (id, target_id, org_id, region, checked_at, status, duration_ms, error, timings, fields)
+     SELECT r.id, r.target_id, r.org_id, r.region, r.checked_at, r.status, r.duration_ms, r.error, r.timings, r.fields
+     FROM unnest($10::uuid[], $1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::text[], $6::int[], $7::text[], $8::jsonb[], $9::jsonb[])
+       AS r(id, target_id, org_id, region, checked_at, status, duration_ms, error, timings, fields)
      JOIN targets t ON t.id = r.target_id`,
     [
       records.map((r) => r.targetId),
@@ -26,5 +27,35 @@ export async function insertResults(db: Executor, records: readonly CheckResultR
       records.map((r) => r.error),
       records.map((r) => json(r.timings)),
       records.map((r) => json(r.fields)),
+      records.map((r) => r.id ?? newId()),
     ]);
+}
+
+export interface StoredResult {
+  id: string;
+  target_id: string;
+  region: string;
+  checked_at: Date;
+  status: CheckResultRecord['status'];
+  duration_ms: number;
+  error: string | null;
+  timings: CheckResultRecord['timings'] | null;
+  fields: Record<string, unknown> | null;
+}
+
+export interface ResultWindow { from: Date; to: Date; region?: string }
+
+/** One monitor's results in a window, newest first, with the window's count. */
+export async function listResultRows(db: Executor, targetId: string, window: ResultWindow, page: { limit: number; offset: number }): Promise<{ rows: StoredResult[]; total: number }> {
+  const params: unknown[] = [targetId, window.from, window.to];
+  const region = window.region === undefined ? '' : ` AND region = $${params.push(window.region)}`;
+  const where = `target_id = $1 AND checked_at >= $2 AND checked_at <= $3${region}`;
+  const [rows, [count]] = await Promise.all([
+    db.query<StoredResult>(
+      `SELECT id, target_id, region, checked_at, status, duration_ms, error, timings, fields FROM check_results
+        WHERE ${where} ORDER BY checked_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+      [...params, page.limit, page.offset]),
+    db.query<{ total: number }>(`SELECT count(*)::int AS total FROM check_results WHERE ${where}`, params),
+  ]);
+  return { rows, total: count!.total };
 }

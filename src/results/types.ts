@@ -3,6 +3,8 @@
 import type { PhaseTimings, ProbeResult } from '../probes/types.js';
 
 export interface CheckResultRecord extends ProbeResult {
+  /** Minted by the writer when absent; set by a caller that answers with the result (check-now). */
+  id?: string;
   targetId: string;
   orgId: string;
   region: string;

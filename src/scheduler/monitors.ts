@@ -9,10 +9,8 @@ import type { Sealer } from '../shared/seal.js';
 import type { CheckSpecT } from '../targets/check-specs.js';
 import type { CheckKind } from '../targets/constants.js';
 import { openCredentials } from '../targets/redaction.js';
+import { PROBED_KINDS } from '../probes/index.js';
 import { effectiveIntervalSecs, SHARD_SQL } from './slots.js';
-
-/** Kinds fed from outside (pings, hand-set state): the probe scheduler does not run them. */
-const UNPROBED: ReadonlySet<CheckKind> = new Set(['heartbeat', 'manual']);
 
 export interface MonitorRow {
   id: string;
@@ -70,9 +68,9 @@ export interface HandOutDeps {
   log: Pick<Logger, 'warn'>;
 }
 
-/** The row as the scheduler runs it; null when it does not run (paused, held, fed from outside). */
+/** The row as the scheduler runs it; null when it does not run (paused, held, or a kind no probe here serves). */
 export async function toMonitor(row: MonitorRow, deps: HandOutDeps): Promise<Monitor | null> {
-  if (!row.runnable || UNPROBED.has(row.kind)) return null;
+  if (!row.runnable || !PROBED_KINDS.has(row.kind)) return null;
   let floor: number | null = null;
   let maxRegions: number | null = null;
   try {

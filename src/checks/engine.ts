@@ -1,0 +1,59 @@
+// The check engine of one node: the scheduler with the built-in runner (region `local`), probes
+// run with the connect-time guard, results into the batching writer. `keepwatch serve` starts it
+// unless `checker.enabled` is false (an API-only node); tests start it when they need it.
+import { cfg } from '../config/load.js';
+import { runProbe, type ProbeContext } from '../probes/index.js';
+import { Scheduler } from '../scheduler/scheduler.js';
+import type { Services } from '../services.js';
+import { resolveVariableValues } from '../variables/index.js';
+import { LOCAL_REGION } from './service.js';
+
+/** How long an org's variable values serve scheduled checks before they are read again. */
+const VARIABLES_TTL_MS = 30_000;
+
+export function probeContextOf(services: Services): ProbeContext {
+  return { guard: services.guard, rdap: services.rdap, rdapMaxInflight: cfg.int(services.config, 'checker.rdap_max_inflight') };
+}
+
+/** Org variable values for scheduled checks, read at most once per TTL per org (a rotation shows within it). */
+class VariableValues {
+  private readonly entries = new Map<string, { at: number; values: Promise<ReadonlyMap<string, string>> }>();
+
+  constructor(private readonly services: Services) {}
+
+  get(orgId: string): Promise<ReadonlyMap<string, string>> {
+    const now = Date.now();
+    const hit = this.entries.get(orgId);
+    if (hit && now - hit.at < VARIABLES_TTL_MS) return hit.values;
+    for (const [key, entry] of this.entries) if (now - entry.at >= VARIABLES_TTL_MS) this.entries.delete(key);
+    const values = resolveVariableValues(this.services.db, this.services.sealer, orgId).then((r) => r.values as ReadonlyMap<string, string>);
+    values.catch(() => this.entries.delete(orgId));
+    this.entries.set(orgId, { at: now, values });
+    return values;
+  }
+}
+
+export interface EngineOptions {
+  /** Lease lifetime: a node that dies loses its shards after this (and at most one interval of checks). */
+  leaseTtlMs?: number;
+  pollMs?: number;
+  reloadMs?: number;
+}
+
+export async function startCheckEngine(services: Services, options: EngineOptions = {}): Promise<Scheduler> {
+  const probe = probeContextOf(services);
+  const variables = new VariableValues(services);
+  const leaseTtlMs = options.leaseTtlMs ?? 15_000;
+  const scheduler = new Scheduler({
+    db: services.db, plans: services.plans, sealer: services.sealer, regions: services.regions, log: services.log,
+    sink: services.results, region: LOCAL_REGION,
+    execute: (_monitor, spec, signal) => runProbe(spec, { ...probe, signal }),
+    variables: (orgId) => variables.get(orgId),
+    perHostMaxInflight: cfg.int(services.config, 'checker.per_host_max_inflight'),
+    leases: { ttlMs: leaseTtlMs, renewMs: Math.floor(leaseTtlMs / 3) },
+    pollMs: options.pollMs ?? 2_000,
+    reloadMs: options.reloadMs ?? 60_000,
+  });
+  await scheduler.start();
+  return scheduler;
+}

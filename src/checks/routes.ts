@@ -1,0 +1,37 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { addRoute, IdParams } from '../http/route.js';
+import { CheckResult, TestResult } from '../results/index.js';
+import type { Services } from '../services.js';
+import { CheckSpec } from '../targets/check-specs.js';
+import { targetsCtx } from '../targets/routes.js';
+import { probeContextOf } from './engine.js';
+import { checkNow, testCheck, type ChecksCtx } from './service.js';
+
+const TAGS = ['targets'];
+const UNPROBED = 'Heartbeat and manual monitors are not probed: 400 `HEARTBEAT_NOT_PROBEABLE`. Ping and flow checks answer an `error` result until their probes ship.';
+
+export function registerCheckRoutes(app: FastifyInstance, services: Services): void {
+  const probe = probeContextOf(services);
+  const ctx = (request: FastifyRequest): ChecksCtx => {
+    const { org, plan, network, sealer } = targetsCtx(services, request);
+    return { db: services.db, clock: services.clock, org, plan, sealer, network, probe, results: services.results };
+  };
+
+  addRoute(app, {
+    method: 'POST', url: '/api/v1/targets/test', auth: 'user', scope: 'targets:execute', tags: TAGS,
+    summary: 'Run a check spec once',
+    description: `The body is a check spec (as a target's \`check\`), held to every rule a create applies, SSRF and \`{{key}}\` variables included; errors name the body's fields (\`url\`, not \`check.url\`). The check runs once from this node's region (\`local\`) and answers 200 with the result, whatever its status; nothing is stored. Counted against \`test_now_per_minute\`. ${UNPROBED}`,
+    body: CheckSpec,
+    response: { 200: TestResult },
+    handler: async (request) => testCheck(ctx(request), request.body),
+  });
+
+  addRoute(app, {
+    method: 'POST', url: '/api/v1/targets/:id/check-now', auth: 'user', scope: 'targets:execute', tags: TAGS,
+    summary: 'Check a monitor now',
+    description: `Runs the stored check once from this node's region (\`local\`) with its stored credentials and variables, whether or not the monitor is paused, writes the result to its history and answers 200 with it. Counted against \`check_now_per_minute\`. ${UNPROBED}`,
+    params: IdParams,
+    response: { 200: CheckResult },
+    handler: async (request) => checkNow(ctx(request), request.params.id),
+  });
+}

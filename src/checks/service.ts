@@ -1,0 +1,89 @@
+// One-shot checks (monitoring-api.md endpoints `targets/test` and `targets/{id}/check-now`): the
+// same probes the scheduler runs, on this node's region. `test` takes a check spec as a create
+// would (every write rule, SSRF and variables included) and keeps nothing; `check-now` runs the
+// stored check with its stored credentials and writes the result like a scheduled one.
+import type { Db } from '../db/db.js';
+import type { EffectivePlan } from '../plans/service.js';
+import { resolveSpec, runProbe, type ProbeContext, type ProbeResult } from '../probes/index.js';
+import { toCheckResult, type CheckResultT, type ResultWriter } from '../results/index.js';
+import type { Clock, OrgRef } from '../shared/context.js';
+import { AppError } from '../shared/errors.js';
+import { newId } from '../shared/ids.js';
+import type { Sealer } from '../shared/seal.js';
+import type { CheckSpecT } from '../targets/check-specs.js';
+import { prepareCheck } from '../targets/checks.js';
+import type { CheckKind } from '../targets/constants.js';
+import type { NetworkCtx } from '../targets/network.js';
+import { openCredentials } from '../targets/redaction.js';
+import { checkVariables, getTargetRowInOrg } from '../targets/service.js';
+import { resolveVariableValues } from '../variables/index.js';
+
+/** The region of the runner built into every node. */
+export const LOCAL_REGION = 'local';
+
+export interface ChecksCtx {
+  db: Db;
+  clock: Clock;
+  org: OrgRef;
+  plan: EffectivePlan;
+  sealer: Sealer;
+  network: NetworkCtx;
+  probe: ProbeContext;
+  results: ResultWriter;
+}
+
+export interface TestResultT extends Omit<CheckResultT, 'id' | 'target_id'> {}
+
+/** Heartbeat and manual monitors are fed from outside: nothing to probe (CONTRACT.md: 400). */
+function refuseUnprobeable(kind: CheckKind): void {
+  if (kind === 'heartbeat' || kind === 'manual') {
+    throw new AppError(400, 'HEARTBEAT_NOT_PROBEABLE', `a ${kind} monitor is not probed: it takes ${kind === 'heartbeat' ? 'pings' : 'a state set by hand'}`, { field: 'type' });
+  }
+}
+
+/** The test body is the check itself: a rule's `check.url` is the body's `url`. */
+function atBodyRoot(err: unknown): unknown {
+  if (!(err instanceof AppError) || !err.extra.field?.startsWith('check.')) return err;
+  const field = err.extra.field.slice('check.'.length);
+  return new AppError(err.status, err.code, err.message.replace(/^check\./, ''), { ...err.extra, field });
+}
+
+async function variableValues(ctx: ChecksCtx, refs: readonly string[]): Promise<ReadonlyMap<string, string>> {
+  return refs.length ? (await resolveVariableValues(ctx.db, ctx.sealer, ctx.org.id)).values : new Map();
+}
+
+const common = (result: ProbeResult, checkedAt: Date): TestResultT => ({
+  ...result.fields,
+  region: LOCAL_REGION, checked_at: checkedAt.toISOString(), status: result.status,
+  duration_ms: Math.max(0, Math.round(result.duration_ms)), error: result.error,
+  ...(result.timings && { timings: result.timings }),
+});
+
+export async function testCheck(ctx: ChecksCtx, spec: CheckSpecT): Promise<TestResultT> {
+  refuseUnprobeable(spec.type);
+  try {
+    const prepared = await prepareCheck(spec, { plan: ctx.plan, network: ctx.network, sealer: ctx.sealer });
+    await checkVariables(ctx.db, ctx.org.id, prepared.texts);
+    const checkedAt = ctx.clock.now();
+    const values = await variableValues(ctx, prepared.variableRefs);
+    return common(await runProbe(resolveSpec(spec, values), ctx.probe), checkedAt);
+  } catch (err) {
+    throw atBodyRoot(err);
+  }
+}
+
+export async function checkNow(ctx: ChecksCtx, targetId: string): Promise<CheckResultT> {
+  const row = await getTargetRowInOrg(ctx.db, ctx.org.id, targetId);
+  refuseUnprobeable(row.kind);
+  const spec = openCredentials(row.check_spec, ctx.sealer);
+  const checkedAt = ctx.clock.now();
+  const result: ProbeResult = spec
+    ? await runProbe(resolveSpec(spec, await variableValues(ctx, row.variable_refs)), ctx.probe)
+    : { status: 'error', duration_ms: 0, error: 'a stored credential was sealed under a key that is no longer configured' };
+  const record = { ...result, duration_ms: Math.max(0, Math.round(result.duration_ms)), id: newId(), targetId, orgId: ctx.org.id, region: LOCAL_REGION, checkedAt };
+  await ctx.results.writeNow(ctx.db, record);
+  return toCheckResult({
+    id: record.id, target_id: targetId, region: LOCAL_REGION, checked_at: checkedAt, status: record.status,
+    duration_ms: record.duration_ms, error: record.error, timings: record.timings ?? null, fields: record.fields ?? null,
+  });
+}

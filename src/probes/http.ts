@@ -1,0 +1,182 @@
+// The http probe (monitoring-api.md, "http"): one request over a fresh connection to an address the
+// guard allowed (pinned, so the name is never resolved twice), redirects followed hop by hop with
+// each hop re-checked, the status judged against `expected_status`, the body searched within a
+// bounded read, all inside one `timeout` budget. Per-phase timings come from the socket's events.
+import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP, type LookupFunction, type Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type { TLSSocket } from 'node:tls';
+import type { ResolvedAddress } from '../net/guard.js';
+import type { HttpCheckT } from '../targets/check-specs.js';
+import { DEFAULT_EXPECTED_STATUS } from '../targets/check-specs.js';
+import { VERSION } from '../version.js';
+import { describeError, FAMILY, withDeadline } from './outcome.js';
+import type { PhaseTimings, Probe, ProbeContext, ProbeResult } from './types.js';
+
+/** The body is read at most this far: enough for any health page, bounded for a hostile one. */
+export const BODY_READ_LIMIT = 1024 * 1024;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const RATE_LIMITED = new Set([429, 503]);
+const USER_AGENT = `Keepwatch/${VERSION} (uptime check)`;
+
+type ExpectedStatus = NonNullable<HttpCheckT['expected_status']>;
+
+export function statusAccepted(expected: ExpectedStatus, code: number): boolean {
+  switch (expected.kind) {
+    case 'exact': return code === expected.value;
+    case 'range': return code >= expected.value.min && code <= expected.value.max;
+    case 'one_of': return expected.value.includes(code);
+  }
+}
+
+interface Attempt {
+  statusCode: number;
+  headers: IncomingMessage['headers'];
+  /** The body read so far (at most BODY_READ_LIMIT bytes), when it was read. */
+  body: Buffer | null;
+  address: string;
+  timings: PhaseTimings;
+}
+
+/** Request headers of every hop: the spec's, then credentials (they win over a header of the same name). */
+function requestHeaders(spec: HttpCheckT): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const hasUserAgent = Object.keys(spec.headers).some((k) => k.toLowerCase() === 'user-agent');
+  if (!hasUserAgent) headers['user-agent'] = USER_AGENT;
+  Object.assign(headers, spec.headers);
+  if (spec.basic_auth) headers.authorization = `Basic ${Buffer.from(`${spec.basic_auth[0]}:${spec.basic_auth[1]}`).toString('base64')}`;
+  if (spec.bearer_token) headers.authorization = `Bearer ${spec.bearer_token}`;
+  return headers;
+}
+
+/** A URL's host as a resolver or connect call takes it: IPv6 literals without brackets. */
+const bareHost = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, '$1');
+
+/** One request to one URL over a fresh connection to a guard-approved address. */
+async function attempt(url: URL, method: string, headers: Record<string, string>, body: string | null,
+  spec: HttpCheckT, readBody: boolean, ctx: ProbeContext, signal: AbortSignal): Promise<Attempt> {
+  const host = bareHost(url);
+  const dnsStart = performance.now();
+  const [address] = await ctx.guard.resolveForConnect(host, FAMILY[spec.ip_version]);
+  const pinned = address as ResolvedAddress;
+  const timings: PhaseTimings = {};
+  if (!isIP(host)) timings.dns = performance.now() - dnsStart;
+  const lookup: LookupFunction = (_name, options, callback) => {
+    if (options.all) callback(null, [{ address: pinned.address, family: pinned.family }]);
+    else callback(null, pinned.address, pinned.family);
+  };
+  const https = url.protocol === 'https:';
+  const options: RequestOptions & { rejectUnauthorized?: boolean; servername?: string } = {
+    method, headers, signal, lookup, agent: false,
+    // An IP literal goes straight to connect; a name goes through `lookup`, which answers the pinned address.
+    hostname: isIP(host) ? pinned.address : host,
+    port: url.port || (https ? 443 : 80),
+    path: `${url.pathname}${url.search}`,
+    setHost: true,
+    ...(https && { rejectUnauthorized: spec.verify_tls, ...(isIP(host) ? {} : { servername: host }) }),
+  };
+  if (body !== null && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-length')) {
+    options.headers = { ...headers, 'content-length': String(Buffer.byteLength(body)) };
+  }
+
+  return new Promise<Attempt>((resolve, reject) => {
+    const start = performance.now();
+    let connectedAt = start;
+    const req = (https ? httpsRequest : httpRequest)(options);
+    req.once('socket', (socket: Socket) => {
+      socket.once('connect', () => { connectedAt = performance.now(); timings.connect = connectedAt - start; });
+      if (https) (socket as TLSSocket).once('secureConnect', () => { timings.tls = performance.now() - connectedAt; });
+    });
+    req.once('error', reject);
+    req.once('response', (res) => {
+      const firstByteAt = performance.now();
+      timings.first_byte = firstByteAt - (timings.tls !== undefined ? connectedAt + timings.tls : connectedAt);
+      const finish = (bodyRead: Buffer | null): void => {
+        timings.transfer = performance.now() - firstByteAt;
+        res.destroy();
+        resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: bodyRead, address: pinned.address, timings });
+      };
+      if (!readBody) { finish(null); return; }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        size += chunk.length;
+        if (size >= BODY_READ_LIMIT) finish(Buffer.concat(chunks).subarray(0, BODY_READ_LIMIT));
+      });
+      res.once('end', () => finish(Buffer.concat(chunks)));
+      res.once('error', reject);
+    });
+    req.end(body ?? undefined);
+  });
+}
+
+/** Where a redirect leads, and with which method and body (303, and 301/302 after POST, turn into GET). */
+function nextHop(from: URL, res: Attempt, method: string, body: string | null): { url: URL; method: string; body: string | null } | string {
+  const location = res.headers.location;
+  if (!location) return `redirect ${res.statusCode} without a Location header`;
+  let url: URL;
+  try {
+    url = new URL(location, from);
+  } catch {
+    return `redirect ${res.statusCode} to an invalid Location "${location.slice(0, 200)}"`;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `redirect to a ${url.protocol} URL refused`;
+  const toGet = res.statusCode === 303 || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST');
+  return toGet ? { url, method: method === 'HEAD' ? 'HEAD' : 'GET', body: null } : { url, method, body };
+}
+
+/** Judges the final answer (rules 2: 429 and 503 are degraded unless accepted). */
+function judge(spec: HttpCheckT, res: Attempt): Pick<ProbeResult, 'status' | 'error'> {
+  const expected = spec.expected_status ?? DEFAULT_EXPECTED_STATUS;
+  if (!statusAccepted(expected, res.statusCode)) {
+    if (RATE_LIMITED.has(res.statusCode)) {
+      const retryAfter = res.headers['retry-after'];
+      return { status: 'degraded', error: `rate-limited ${res.statusCode}${retryAfter ? ` (${retryAfter})` : ''}` };
+    }
+    return { status: 'down', error: `unexpected status ${res.statusCode}` };
+  }
+  if (spec.expected_body_contains != null) {
+    const text = res.body?.toString('utf8') ?? '';
+    if (!text.includes(spec.expected_body_contains)) {
+      const within = (res.body?.length ?? 0) >= BODY_READ_LIMIT ? ` in the first ${BODY_READ_LIMIT} bytes` : '';
+      return { status: 'down', error: `body does not contain "${spec.expected_body_contains.slice(0, 100)}"${within}` };
+    }
+  }
+  return { status: 'up', error: null };
+}
+
+export const httpProbe: Probe<HttpCheckT> = async (spec, ctx) => {
+  const started = performance.now();
+  const headers = requestHeaders(spec);
+  const readBody = spec.expected_body_contains != null;
+  let url = new URL(spec.url);
+  let method: string = spec.method;
+  let body = spec.body ?? null;
+  let redirects = 0;
+  const elapsed = () => performance.now() - started;
+  return withDeadline(spec.timeout, ctx.signal, async (signal) => {
+    for (;;) {
+      const res = await attempt(url, method, headers, body, spec, readBody, ctx, signal);
+      const fields = { status_code: res.statusCode, final_url: url.href, redirects, address: res.address };
+      if (spec.follow_redirects && REDIRECTS.has(res.statusCode) && !statusAcceptedExplicitly(spec, res.statusCode)) {
+        if (redirects >= spec.max_redirects) {
+          return { status: 'down', duration_ms: elapsed(), error: `too many redirects (more than ${spec.max_redirects})`, timings: res.timings, fields };
+        }
+        const hop = nextHop(url, res, method, body);
+        if (typeof hop === 'string') return { status: 'down', duration_ms: elapsed(), error: hop, timings: res.timings, fields };
+        ({ url, method, body } = hop);
+        redirects++;
+        continue;
+      }
+      return { ...judge(spec, res), duration_ms: elapsed(), timings: res.timings, fields };
+    }
+  }, (err) => ({ status: 'down', duration_ms: elapsed(), error: describeError(err), fields: { final_url: url.href, redirects } }));
+};
+
+/** A redirect the customer's `expected_status` names outright is the answer, not a hop. */
+function statusAcceptedExplicitly(spec: HttpCheckT, code: number): boolean {
+  const expected = spec.expected_status;
+  return expected !== undefined && expected.kind !== 'range' && statusAccepted(expected, code);
+}

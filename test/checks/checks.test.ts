@@ -1,0 +1,147 @@
+// One-shot checks and results over HTTP (monitoring-api.md endpoints `targets/test`,
+// `targets/{id}/check-now`, `targets/{id}/results`): against a real HTTP server on 127.0.0.1.
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { randomBytes } from 'node:crypto';
+import { createTenantWithToken, createToken, startTestApp, type Tenant, type TestApp } from '../helpers/app.js';
+import { client, expectError, overrideCaps, type Api, type Json } from '../targets/helpers.js';
+
+describe('test, check-now and results', () => {
+  let t: TestApp;
+  let server: Server;
+  let base: string;
+  let tenant: Tenant & { token: string };
+  let api: Api;
+  const seen: Array<{ url: string; headers: IncomingMessage['headers'] }> = [];
+
+  before(async () => {
+    server = createServer((req, res) => {
+      seen.push({ url: req.url!, headers: req.headers });
+      if (req.url === '/down') { res.writeHead(500); res.end(); return; }
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('hello keepwatch');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    t = await startTestApp({ config: { 'security.allow_private_targets': true, 'security.credentials_kek_base64': randomBytes(32).toString('base64') } });
+    tenant = await createTenantWithToken(t, { plan: 'team' });
+    api = client(t, tenant.token);
+  });
+  after(async () => {
+    await t.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  const resultCount = async () => (await t.services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM check_results'))[0]!.n;
+  const createHttp = async (check: Json, extra: Json = {}) => {
+    const res = await api('POST', '/api/v1/targets', { name: 'web', check: { type: 'http', ...check }, ...extra });
+    assert.equal(res.statusCode, 201, res.body);
+    return (res.json() as Json).id as string;
+  };
+
+  it('POST /targets/test runs the spec once and answers the result; nothing is stored', async () => {
+    const before = await resultCount();
+    const res = await api('POST', '/api/v1/targets/test', { type: 'http', url: `${base}/health`, expected_body_contains: 'keepwatch' });
+    assert.equal(res.statusCode, 200, res.body);
+    const result = res.json() as Json;
+    assert.equal(result.status, 'up');
+    assert.equal(result.error, null);
+    assert.equal(result.region, 'local');
+    assert.equal(result.status_code, 200);
+    assert.equal(result.id, undefined);
+    assert.equal(typeof result.duration_ms, 'number');
+    assert.ok(Number.isInteger(result.duration_ms));
+    assert.ok(!Number.isNaN(Date.parse(result.checked_at)));
+    assert.equal(typeof result.timings.connect, 'number');
+    assert.equal(seen.at(-1)!.url, '/health');
+    const down = (await api('POST', '/api/v1/targets/test', { type: 'http', url: `${base}/down` })).json() as Json;
+    assert.deepEqual([down.status, down.error, down.status_code], ['down', 'unexpected status 500', 500]);
+    assert.equal(await resultCount(), before, 'a test writes no result');
+  });
+
+  it('test holds the spec to the write rules, naming the body field; heartbeat and manual are not probeable', async () => {
+    expectError(await api('POST', '/api/v1/targets/test', { type: 'http', url: 'ftp://93.184.216.34/' }), 400, 'VALIDATION_FAILED', 'url');
+    expectError(await api('POST', '/api/v1/targets/test', { type: 'http', url: `${base}/{{nope}}` }), 422, 'UNRESOLVED_VARIABLE', 'url');
+    expectError(await api('POST', '/api/v1/targets/test', { type: 'http', url: base, extra: 1 }), 422, 'INVALID_JSON');
+    expectError(await api('POST', '/api/v1/targets/test', { type: 'heartbeat' }), 400, 'HEARTBEAT_NOT_PROBEABLE');
+    expectError(await api('POST', '/api/v1/targets/test', { type: 'manual' }), 400, 'HEARTBEAT_NOT_PROBEABLE');
+  });
+
+  it('test resolves {{key}} variables, secrets in headers included', async () => {
+    assert.equal((await api('POST', '/api/v1/variables', { key: 'probe_path', value: 'from-variable' })).statusCode, 201);
+    assert.equal((await api('POST', '/api/v1/variables', { key: 'probe_token', value: 's3cret', is_secret: true })).statusCode, 201);
+    const res = await api('POST', '/api/v1/targets/test', { type: 'http', url: `${base}/{{probe_path}}`, headers: { 'X-Token': '{{probe_token}}' } });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal((res.json() as Json).status, 'up');
+    assert.deepEqual([seen.at(-1)!.url, seen.at(-1)!.headers['x-token']], ['/from-variable', 's3cret']);
+  });
+
+  it('test and check-now need targets:execute', async () => {
+    const writer = client(t, await createToken(t, tenant.userId, { orgId: tenant.orgId, scopes: ['targets:write'] }));
+    expectError(await writer('POST', '/api/v1/targets/test', { type: 'http', url: base }), 403, 'INSUFFICIENT_SCOPE');
+    const id = await createHttp({ url: base });
+    expectError(await writer('POST', `/api/v1/targets/${id}/check-now`), 403, 'INSUFFICIENT_SCOPE');
+    const executor = client(t, await createToken(t, tenant.userId, { orgId: tenant.orgId, scopes: ['targets:execute'] }));
+    assert.equal((await executor('POST', `/api/v1/targets/${id}/check-now`)).statusCode, 200);
+  });
+
+  it('check-now runs the stored check with its stored credentials and writes the result to the history', async () => {
+    const id = await createHttp({ url: `${base}/private`, bearer_token: 'stored-token' }, { enabled: false });
+    const res = await api('POST', `/api/v1/targets/${id}/check-now`);
+    assert.equal(res.statusCode, 200, res.body);
+    const result = res.json() as Json;
+    assert.equal(seen.at(-1)!.headers.authorization, 'Bearer stored-token', 'the stored (sealed) credential was opened and sent');
+    assert.deepEqual([result.target_id, result.status, result.region, result.status_code], [id, 'up', 'local', 200]);
+    assert.match(result.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7/);
+    const list = (await api('GET', `/api/v1/targets/${id}/results`)).json() as Json;
+    assert.equal(list.total, 1);
+    assert.deepEqual(list.results[0], result, 'the history shows the same result');
+  });
+
+  it('check-now: heartbeat and manual are 400 HEARTBEAT_NOT_PROBEABLE; a foreign or unknown id is 404', async () => {
+    for (const check of [{ type: 'heartbeat' }, { type: 'manual' }]) {
+      const res = await api('POST', '/api/v1/targets', { name: check.type, check });
+      assert.equal(res.statusCode, 201, res.body);
+      expectError(await api('POST', `/api/v1/targets/${(res.json() as Json).id}/check-now`), 400, 'HEARTBEAT_NOT_PROBEABLE');
+    }
+    const other = await createTenantWithToken(t, { plan: 'team' });
+    const foreign = await createHttp({ url: base });
+    expectError(await client(t, other.token)('POST', `/api/v1/targets/${foreign}/check-now`), 404, 'NOT_FOUND');
+    expectError(await client(t, other.token)('GET', `/api/v1/targets/${foreign}/results`), 404, 'NOT_FOUND');
+    expectError(await api('POST', '/api/v1/targets/0190a5b4-0000-7000-8000-000000000000/check-now'), 404, 'NOT_FOUND');
+  });
+
+  it('results: newest first, paginated, filtered by window and region, bounded by retention_days', async () => {
+    const id = await createHttp({ url: base });
+    const now = t.clock.now().getTime();
+    const at = (daysAgo: number, minutes = 0) => new Date(now - daysAgo * 86_400_000 - minutes * 60_000);
+    const rows: Array<[Date, string, 'up' | 'down']> = [
+      [at(0, 1), 'local', 'up'], [at(0, 2), 'eu', 'down'], [at(0, 3), 'local', 'up'], [at(10), 'local', 'up'], [at(200), 'local', 'down'],
+    ];
+    for (const [checkedAt, region, status] of rows) {
+      t.services.results.push({ targetId: id, orgId: tenant.orgId, region, checkedAt, status, duration_ms: 5, error: status === 'up' ? null : 'x', fields: { status_code: 200 } });
+    }
+    await t.services.results.flush();
+    const url = `/api/v1/targets/${id}/results`;
+    const all = (await api('GET', url)).json() as Json;
+    // team keeps 395 days readable: all five, newest first.
+    assert.equal(all.total, 5);
+    assert.deepEqual(all.results.map((r: Json) => r.checked_at), rows.map(([d]) => d.toISOString()));
+    assert.equal(all.results[1].status_code, 200, 'kind fields at the top level');
+    const page = (await api('GET', `${url}?limit=2&offset=1`)).json() as Json;
+    assert.deepEqual([page.total, page.limit, page.offset, page.results.map((r: Json) => r.region)], [5, 2, 1, ['eu', 'local']]);
+    assert.equal(((await api('GET', `${url}?region=eu`)).json() as Json).total, 1);
+    const window = (await api('GET', `${url}?from=${at(11).toISOString()}&to=${at(0, 2).toISOString()}`)).json() as Json;
+    assert.deepEqual(window.results.map((r: Json) => r.checked_at), [at(0, 2), at(0, 3), at(10)].map((d) => d.toISOString()));
+    expectError(await api('GET', `${url}?from=${at(0).toISOString()}&to=${at(1).toISOString()}`), 400, 'VALIDATION_FAILED', 'from');
+    expectError(await api('GET', `${url}?from=yesterday`), 400, 'VALIDATION_FAILED');
+    // A plan keeping 30 days hides the 200-day-old result even when asked for it.
+    await overrideCaps(t, tenant.accountId, { retention_days: 30 });
+    const kept = (await api('GET', `${url}?from=${at(300).toISOString()}`)).json() as Json;
+    assert.equal(kept.total, 4);
+    assert.ok(kept.results.every((r: Json) => Date.parse(r.checked_at) >= now - 30 * 86_400_000));
+  });
+});

@@ -1,0 +1,208 @@
+// The http probe against real HTTP servers on 127.0.0.1 (monitoring-api.md, "http"): status
+// variants, 429/503 as degraded, redirects hop by hop under the guard, the bounded body read,
+// credentials and headers, the timeout budget, connect-time SSRF refusals.
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { Value } from '@sinclair/typebox/value';
+import { NetworkGuard, type ResolvedAddress } from '../../src/net/guard.js';
+import { BODY_READ_LIMIT, httpProbe } from '../../src/probes/http.js';
+import type { ProbeContext } from '../../src/probes/types.js';
+import { RdapBootstrap } from '../../src/rdap/index.js';
+import { HttpCheck, type HttpCheckT } from '../../src/targets/check-specs.js';
+
+type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
+
+const clock = { now: () => new Date() };
+const rdap = new RdapBootstrap('file:///nonexistent', clock);
+const open = new NetworkGuard({ allowPrivate: true });
+const ctxOf = (guard: NetworkGuard = open): ProbeContext => ({ guard, rdap });
+
+/** A check with the schema's defaults filled, as the store hands it to the probe. */
+const check = (fields: Partial<HttpCheckT> & { url: string }): HttpCheckT => Value.Default(HttpCheck, { type: 'http', ...fields }) as HttpCheckT;
+
+/** A guard that lets one made-up public name through to 127.0.0.1 and judges everything else as deployed (private refused). */
+class FirstHopPublic extends NetworkGuard {
+  constructor(private readonly name: string) { super({ allowPrivate: false }); }
+  override resolveForConnect(host: string, family: 0 | 4 | 6 = 0): Promise<ResolvedAddress[]> {
+    return host === this.name ? Promise.resolve([{ address: '127.0.0.1', family: 4 }]) : super.resolveForConnect(host, family);
+  }
+}
+
+describe('http probe', () => {
+  let server: Server;
+  let base: string;
+  let port: number;
+  const hits: Array<{ method: string; url: string; headers: IncomingMessage['headers']; body: string }> = [];
+  const routes = new Map<string, Handler>();
+
+  before(async () => {
+    server = createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (c: string) => { body += c; });
+      req.on('end', () => {
+        hits.push({ method: req.method!, url: req.url!, headers: req.headers, body });
+        const route = routes.get(req.url!.split('?')[0]!);
+        if (route) route(req, res, body);
+        else { res.writeHead(404); res.end('nope'); }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+    base = `http://127.0.0.1:${port}`;
+    const reply = (code: number, body = '', headers: Record<string, string> = {}): Handler => (_q, res) => { res.writeHead(code, headers); res.end(body); };
+    routes.set('/ok', reply(200, 'all good: keepwatch-ok'));
+    routes.set('/error', reply(500, 'boom'));
+    routes.set('/created', reply(201));
+    routes.set('/limited', reply(429, '', { 'retry-after': '120' }));
+    routes.set('/unavailable', reply(503));
+    routes.set('/moved', reply(302, '', { location: '/hop' }));
+    routes.set('/hop', reply(301, '', { location: `${base}/ok` }));
+    routes.set('/loop', reply(302, '', { location: '/loop' }));
+    routes.set('/see-other', reply(303, '', { location: '/echo' }));
+    routes.set('/echo', (req, res, body) => { res.writeHead(200); res.end(`${req.method} ${body}`); });
+    routes.set('/to-private', reply(302, '', { location: `http://127.0.0.1:${port}/secret` }));
+    routes.set('/secret', reply(200, 'secret'));
+    routes.set('/big', (_q, res) => { res.writeHead(200); res.write(Buffer.alloc(BODY_READ_LIMIT + 10, 'a')); res.end('NEEDLE'); });
+    routes.set('/hang', () => { /* never answers */ });
+  });
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('a 2xx is up with the status code, the address and per-phase timings', async () => {
+    const r = await httpProbe(check({ url: `${base}/ok` }), ctxOf());
+    assert.equal(r.status, 'up');
+    assert.equal(r.error, null);
+    assert.deepEqual(r.fields, { status_code: 200, final_url: `${base}/ok`, redirects: 0, address: '127.0.0.1' });
+    for (const phase of ['connect', 'first_byte', 'transfer'] as const) assert.equal(typeof r.timings?.[phase], 'number', phase);
+    assert.equal(r.timings?.dns, undefined, 'an IP literal has no DNS phase');
+    assert.ok(r.duration_ms >= 0);
+  });
+
+  it('outside the default 200-399 is down naming the status', async () => {
+    const r = await httpProbe(check({ url: `${base}/error` }), ctxOf());
+    assert.equal(r.status, 'down');
+    assert.equal(r.error, 'unexpected status 500');
+  });
+
+  it('expected_status exact, range and one_of decide', async () => {
+    const cases: Array<[HttpCheckT['expected_status'], string, string]> = [
+      [{ kind: 'exact', value: 201 }, '/created', 'up'],
+      [{ kind: 'exact', value: 200 }, '/created', 'down'],
+      [{ kind: 'range', value: { min: 500, max: 599 } }, '/error', 'up'],
+      [{ kind: 'one_of', value: [200, 404] }, '/missing', 'up'],
+      [{ kind: 'one_of', value: [200, 201] }, '/missing', 'down'],
+    ];
+    for (const [expected_status, path, status] of cases) {
+      const r = await httpProbe(check({ url: `${base}${path}`, expected_status }), ctxOf());
+      assert.equal(r.status, status, `${JSON.stringify(expected_status)} ${path}: ${r.error}`);
+    }
+  });
+
+  it('429 and 503 are degraded with rate-limited <code> (Retry-After), unless expected_status accepts them', async () => {
+    const limited = await httpProbe(check({ url: `${base}/limited` }), ctxOf());
+    assert.deepEqual([limited.status, limited.error], ['degraded', 'rate-limited 429 (120)']);
+    const unavailable = await httpProbe(check({ url: `${base}/unavailable` }), ctxOf());
+    assert.deepEqual([unavailable.status, unavailable.error], ['degraded', 'rate-limited 503']);
+    const accepted = await httpProbe(check({ url: `${base}/limited`, expected_status: { kind: 'one_of', value: [200, 429] } }), ctxOf());
+    assert.deepEqual([accepted.status, accepted.error], ['up', null]);
+  });
+
+  it('follows redirects hop by hop, relative and absolute, and counts them', async () => {
+    const r = await httpProbe(check({ url: `${base}/moved` }), ctxOf());
+    assert.equal(r.status, 'up', String(r.error));
+    assert.deepEqual(r.fields, { status_code: 200, final_url: `${base}/ok`, redirects: 2, address: '127.0.0.1' });
+  });
+
+  it('follow_redirects false judges the redirect itself (302 is within 200-399)', async () => {
+    const r = await httpProbe(check({ url: `${base}/moved`, follow_redirects: false }), ctxOf());
+    assert.equal(r.status, 'up');
+    assert.equal(r.fields?.status_code, 302);
+  });
+
+  it('more than max_redirects hops is down', async () => {
+    const r = await httpProbe(check({ url: `${base}/loop`, max_redirects: 3 }), ctxOf());
+    assert.equal(r.status, 'down');
+    assert.equal(r.error, 'too many redirects (more than 3)');
+    assert.equal(r.fields?.redirects, 3);
+  });
+
+  it('a 303 after POST continues as GET without the body', async () => {
+    const r = await httpProbe(check({ url: `${base}/see-other`, method: 'POST', body: 'payload', expected_body_contains: 'GET ' }), ctxOf());
+    assert.equal(r.status, 'up', String(r.error));
+    const first = hits.filter((h) => h.url === '/see-other').at(-1)!;
+    assert.deepEqual([first.method, first.body], ['POST', 'payload']);
+  });
+
+  it('sends method, body, headers and credentials; a default User-Agent unless one is given', async () => {
+    await httpProbe(check({ url: `${base}/echo`, method: 'PUT', body: '{"a":1}', headers: { 'X-Team': 'ops' }, basic_auth: ['user', 'pa:ss'] }), ctxOf());
+    const hit = hits.at(-1)!;
+    assert.deepEqual([hit.method, hit.body, hit.headers['x-team']], ['PUT', '{"a":1}', 'ops']);
+    assert.equal(hit.headers.authorization, `Basic ${Buffer.from('user:pa:ss').toString('base64')}`);
+    assert.match(hit.headers['user-agent']!, /^Keepwatch\//);
+    await httpProbe(check({ url: `${base}/echo`, headers: { 'User-Agent': 'mine' }, bearer_token: 'tok-1' }), ctxOf());
+    assert.deepEqual([hits.at(-1)!.headers.authorization, hits.at(-1)!.headers['user-agent']], ['Bearer tok-1', 'mine']);
+  });
+
+  it('expected_body_contains searches the body, read at most BODY_READ_LIMIT bytes', async () => {
+    assert.equal((await httpProbe(check({ url: `${base}/ok`, expected_body_contains: 'keepwatch-ok' }), ctxOf())).status, 'up');
+    const missing = await httpProbe(check({ url: `${base}/ok`, expected_body_contains: 'absent' }), ctxOf());
+    assert.deepEqual([missing.status, missing.error], ['down', 'body does not contain "absent"']);
+    const beyond = await httpProbe(check({ url: `${base}/big`, expected_body_contains: 'NEEDLE' }), ctxOf());
+    assert.equal(beyond.status, 'down');
+    assert.match(String(beyond.error), new RegExp(`in the first ${BODY_READ_LIMIT} bytes`));
+  });
+
+  it('the timeout is one budget for the whole check: a silent server is down at the deadline', async () => {
+    const started = Date.now();
+    const r = await httpProbe(check({ url: `${base}/hang`, timeout: 300 }), ctxOf());
+    assert.deepEqual([r.status, r.error], ['down', 'timeout after 300 ms']);
+    assert.ok(Date.now() - started < 2000, 'settled near the deadline');
+  });
+
+  it('a closed port is down: connection refused', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const r = await httpProbe(check({ url: `http://127.0.0.1:${closedPort}/` }), ctxOf());
+    assert.deepEqual([r.status, r.error], ['down', 'connection refused']);
+  });
+
+  it('SSRF at connect time: a loopback literal and a name resolving to 127.0.0.1 are refused before any request', async () => {
+    const before = hits.length;
+    const literal = await httpProbe(check({ url: `${base}/secret` }), ctxOf(new NetworkGuard({ allowPrivate: false })));
+    assert.equal(literal.status, 'down');
+    assert.match(String(literal.error), /blocked range/);
+    const rebinding = new NetworkGuard({ allowPrivate: false, resolver: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const named = await httpProbe(check({ url: `http://status.example.com:${port}/secret` }), ctxOf(rebinding));
+    assert.equal(named.status, 'down');
+    assert.match(String(named.error), /status\.example\.com.*blocked range/);
+    assert.equal(hits.length, before, 'no request reached the server');
+  });
+
+  it('SSRF per redirect hop: a public first hop redirecting to a private address is refused at the hop', async () => {
+    const before = hits.filter((h) => h.url === '/secret').length;
+    const r = await httpProbe(check({ url: `http://first-hop.example:${port}/to-private` }), ctxOf(new FirstHopPublic('first-hop.example')));
+    assert.equal(r.status, 'down');
+    assert.match(String(r.error), /127\.0\.0\.1.*blocked range/);
+    assert.equal(hits.filter((h) => h.url === '/secret').length, before, 'the private hop was never requested');
+    assert.ok(hits.some((h) => h.url === '/to-private' && h.headers.host === `first-hop.example:${port}`), 'the first hop went out with its own Host');
+  });
+
+  it('a name is connected to the pinned address with its own Host header; ip_version filters families', async () => {
+    const resolver = async (): Promise<ResolvedAddress[]> => [{ address: '127.0.0.1', family: 4 }];
+    const guard = new NetworkGuard({ allowPrivate: true, resolver });
+    const r = await httpProbe(check({ url: `http://app.example:${port}/ok` }), ctxOf(guard));
+    assert.equal(r.status, 'up', String(r.error));
+    assert.equal(typeof r.timings?.dns, 'number');
+    assert.equal(hits.at(-1)!.headers.host, `app.example:${port}`);
+    const v6 = await httpProbe(check({ url: `http://app.example:${port}/ok`, ip_version: 'ipv6' }), ctxOf(guard));
+    assert.equal(v6.status, 'down');
+    assert.match(String(v6.error), /host not found/);
+  });
+});
