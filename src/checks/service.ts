@@ -5,7 +5,7 @@
 import type { Db } from '../db/db.js';
 import type { EffectivePlan } from '../plans/service.js';
 import { resolveSpec, runProbe, type ProbeContext, type ProbeResult } from '../probes/index.js';
-import { toCheckResult, type CheckResultT, type ResultWriter } from '../results/index.js';
+import { roundTimings, toCheckResult, type CheckResultT, type ResultWriter } from '../results/index.js';
 import type { Clock, OrgRef } from '../shared/context.js';
 import { AppError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
@@ -56,7 +56,7 @@ const common = (result: ProbeResult, checkedAt: Date): TestResultT => ({
   ...result.fields,
   region: LOCAL_REGION, checked_at: checkedAt.toISOString(), status: result.status,
   duration_ms: Math.max(0, Math.round(result.duration_ms)), error: result.error,
-  ...(result.timings && { timings: result.timings }),
+  ...(result.timings && { timings: roundTimings(result.timings) }),
 });
 
 export async function testCheck(ctx: ChecksCtx, spec: CheckSpecT): Promise<TestResultT> {
@@ -84,6 +84,6 @@ export async function checkNow(ctx: ChecksCtx, targetId: string): Promise<CheckR
   await ctx.results.writeNow(ctx.db, record);
   return toCheckResult({
     id: record.id, target_id: targetId, region: LOCAL_REGION, checked_at: checkedAt, status: record.status,
-    duration_ms: record.duration_ms, error: record.error, timings: record.timings ?? null, fields: record.fields ?? null,
+    duration_ms: record.duration_ms, error: record.error, timings: roundTimings(record.timings) ?? null, fields: record.fields ?? null,
   });
 }

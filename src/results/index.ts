@@ -2,5 +2,6 @@
 export { ResultWriter } from './writer.js';
 export { registerResultRoutes } from './routes.js';
 export { toCheckResult } from './service.js';
+export { roundTimings } from './store.js';
 export { CheckResult, TestResult, type CheckResultT } from './schema.js';
 export { NO_PROBE_REGION, type CheckResultRecord, type ResultSink } from './types.js';

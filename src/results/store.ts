@@ -4,6 +4,12 @@ import type { Executor } from '../db/db.js';
 import { newId } from '../shared/ids.js';
 import type { CheckResultRecord } from './types.js';
 
+/** Phase timings to a hundredth of a millisecond: finer is noise, and it keeps rows small. */
+export function roundTimings(timings: CheckResultRecord['timings']): CheckResultRecord['timings'] {
+  if (!timings) return timings;
+  return Object.fromEntries(Object.entries(timings).map(([phase, ms]) => [phase, Math.round(ms * 100) / 100]));
+}
+
 /**
  * Inserts `records`, dropping those whose monitor is gone (deleted between the check and the
  * write): a late result is not worth failing the whole batch for.
@@ -25,7 +31,7 @@ export async function insertResults(db: Executor, records: readonly CheckResultR
       records.map((r) => r.status),
       records.map((r) => Math.max(0, Math.round(r.duration_ms))),
       records.map((r) => r.error),
-      records.map((r) => json(r.timings)),
+      records.map((r) => json(roundTimings(r.timings))),
       records.map((r) => json(r.fields)),
       records.map((r) => r.id ?? newId()),
     ]);

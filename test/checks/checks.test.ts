@@ -56,6 +56,7 @@ describe('test, check-now and results', () => {
     assert.ok(Number.isInteger(result.duration_ms));
     assert.ok(!Number.isNaN(Date.parse(result.checked_at)));
     assert.equal(typeof result.timings.connect, 'number');
+    for (const ms of Object.values(result.timings) as number[]) assert.equal(ms, Math.round(ms * 100) / 100, 'timings to 0.01 ms');
     assert.equal(seen.at(-1)!.url, '/health');
     const down = (await api('POST', '/api/v1/targets/test', { type: 'http', url: `${base}/down` })).json() as Json;
     assert.deepEqual([down.status, down.error, down.status_code], ['down', 'unexpected status 500', 500]);
@@ -96,6 +97,7 @@ describe('test, check-now and results', () => {
     assert.equal(seen.at(-1)!.headers.authorization, 'Bearer stored-token', 'the stored (sealed) credential was opened and sent');
     assert.deepEqual([result.target_id, result.status, result.region, result.status_code], [id, 'up', 'local', 200]);
     assert.match(result.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7/);
+    for (const ms of Object.values(result.timings) as number[]) assert.equal(ms, Math.round(ms * 100) / 100, 'timings to 0.01 ms');
     const list = (await api('GET', `/api/v1/targets/${id}/results`)).json() as Json;
     assert.equal(list.total, 1);
     assert.deepEqual(list.results[0], result, 'the history shows the same result');
