@@ -1,7 +1,7 @@
 // Notification channels (monitoring-api.md, "Notification channel"; CONTRACT.md, channel config
 // kinds) as TypeBox schemas. Which config fields are secrets lives in ./configs.ts.
 import { Type, type Static } from '@sinclair/typebox';
-import { Pagination } from '../http/route.js';
+import { listOf, Pagination } from '../http/route.js';
 import { discriminated, nullable } from '../http/schema-helpers.js';
 import { WriteSourceSchema } from '../http/write-source.js';
 import { TAG_MAX_LENGTH, TAGS_MAX } from '../shared/tags.js';
@@ -99,12 +99,7 @@ export const PatchChannelBody = Type.Partial(Type.Object(fields), {
 
 export const ListChannelsQuery = Type.Object(Pagination);
 
-export const ChannelList = Type.Object({
-  notification_channels: Type.Array(Channel, { description: 'Oldest first.' }),
-  total: Type.Integer({ minimum: 0 }),
-  limit: Type.Integer(),
-  offset: Type.Integer(),
-});
+export const ChannelList = listOf('notification_channels', Channel, { order: 'Oldest first.' });
 
 export type ChannelT = Static<typeof Channel>;
 export type ChannelConfigT = Static<typeof ChannelConfig>;

@@ -32,7 +32,7 @@ export interface ChecksCtx {
   results: ResultWriter;
 }
 
-export interface TestResultT extends Omit<CheckResultT, 'id' | 'target_id'> {}
+export type TestResultT = Omit<CheckResultT, 'id' | 'target_id'>;
 
 /** Heartbeat and manual monitors are fed from outside: nothing to probe (CONTRACT.md: 400). */
 function refuseUnprobeable(kind: CheckKind): void {

@@ -1,6 +1,6 @@
 // One way to declare a route: its auth, scope, schemas and documented errors in one place,
 // so validation, serialization and the OpenAPI document cannot drift apart.
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TArray, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { Scope } from '../identity/scopes.js';
 import { ERROR_CODES } from '../shared/errors.js';
@@ -122,3 +122,14 @@ export const Pagination = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })),
   offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
 };
+
+/** A page of a list (CONTRACT.md, "Lists"): `{<plural>: [...], total, limit, offset}`. */
+export function listOf<K extends string, T extends TSchema>(plural: K, item: T, options: { order?: string; total?: string } = {}) {
+  const items = { [plural]: Type.Array(item, { ...(options.order && { description: options.order }) }) } as { [P in K]: TArray<T> };
+  return Type.Object({
+    ...items,
+    total: Type.Integer({ minimum: 0, ...(options.total && { description: options.total }) }),
+    limit: Type.Integer(),
+    offset: Type.Integer(),
+  });
+}

@@ -1,6 +1,6 @@
 // Maintenance windows (monitoring-api.md, "Maintenance window"; CONTRACT.md shape) as TypeBox schemas.
 import { Type, type Static } from '@sinclair/typebox';
-import { Pagination } from '../http/route.js';
+import { listOf, Pagination } from '../http/route.js';
 import { nullable } from '../http/schema-helpers.js';
 import { WriteSourceSchema } from '../http/write-source.js';
 
@@ -69,12 +69,7 @@ export const ListMaintenanceQuery = Type.Object({
   })),
 });
 
-export const MaintenanceList = Type.Object({
-  maintenance_windows: Type.Array(MaintenanceWindow),
-  total: Type.Integer({ minimum: 0 }),
-  limit: Type.Integer(),
-  offset: Type.Integer(),
-});
+export const MaintenanceList = listOf('maintenance_windows', MaintenanceWindow);
 
 export type MaintenanceWindowT = Static<typeof MaintenanceWindow>;
 export type CreateMaintenance = Static<typeof CreateMaintenanceBody>;

@@ -1,7 +1,7 @@
 // Check results as the API shows them (CONTRACT.md, "Check result"): the common fields, then the
 // kind's own fields at the top level (http `status_code`, dns `answers`...).
 import { Type, type Static } from '@sinclair/typebox';
-import { Pagination } from '../http/route.js';
+import { listOf, Pagination } from '../http/route.js';
 import { nullable } from '../http/schema-helpers.js';
 
 const Status = Type.Union(['up', 'degraded', 'down', 'error'].map((s) => Type.Literal(s)));
@@ -40,12 +40,7 @@ export const ListResultsQuery = Type.Object({
   region: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only this region\'s results.' })),
 });
 
-export const ResultList = Type.Object({
-  results: Type.Array(CheckResult, { description: 'Newest first.' }),
-  total: Type.Integer({ minimum: 0 }),
-  limit: Type.Integer(),
-  offset: Type.Integer(),
-});
+export const ResultList = listOf('results', CheckResult, { order: 'Newest first.' });
 
 export type CheckResultT = Static<typeof CheckResult>;
 export type ListResults = Static<typeof ListResultsQuery>;

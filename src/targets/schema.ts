@@ -3,7 +3,7 @@
 // Rules the schemas cannot state (tags after trimming, alert bounds with their own error code,
 // kind rules, intervals, regions) live in rules.ts, intervals.ts and regions.ts.
 import { Type, type Static } from '@sinclair/typebox';
-import { Pagination } from '../http/route.js';
+import { listOf, Pagination } from '../http/route.js';
 import { nullable } from '../http/schema-helpers.js';
 import { WriteSourceSchema } from '../http/write-source.js';
 import { PublicRegion } from '../regions/schema.js';
@@ -78,12 +78,7 @@ export const ListTargetsQuery = Type.Object({
   q: Type.Optional(Type.String({ maxLength: 200, description: 'Case-insensitive substring of the name.' })),
 });
 
-export const TargetList = Type.Object({
-  targets: Type.Array(Target, { description: 'Oldest first.' }),
-  total: Type.Integer({ minimum: 0 }),
-  limit: Type.Integer(),
-  offset: Type.Integer(),
-});
+export const TargetList = listOf('targets', Target, { order: 'Oldest first.' });
 
 export const PutRegionsBody = Type.Object({ regions: fields.regions }, { additionalProperties: false });
 export const TargetRegions = Type.Object({ regions: Type.Array(PublicRegion) });

@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Executor } from '../db/db.js';
-import { addRoute, Pagination } from '../http/route.js';
+import { addRoute, listOf, Pagination } from '../http/route.js';
 import type { Services } from '../services.js';
 
 export const ListTagsQuery = Type.Object({
@@ -15,12 +15,7 @@ export const TagCount = Type.Object({
   count: Type.Integer({ minimum: 1, description: 'Targets of the org carrying the tag.' }),
 }, { additionalProperties: false });
 
-export const TagList = Type.Object({
-  tags: Type.Array(TagCount, { description: 'Ordered by tag (code point order).' }),
-  total: Type.Integer({ minimum: 0, description: 'Distinct tags matching `q`.' }),
-  limit: Type.Integer(),
-  offset: Type.Integer(),
-});
+export const TagList = listOf('tags', TagCount, { order: 'Ordered by tag (code point order).', total: 'Distinct tags matching `q`.' });
 
 export type TagListT = Static<typeof TagList>;
 

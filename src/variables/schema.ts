@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Pagination } from '../http/route.js';
+import { listOf, Pagination } from '../http/route.js';
 
 /** service-api.md, "Variable". Checked by the service (400 `INVALID_VARIABLE_KEY`), not by the body schema. */
 export const VARIABLE_KEY_PATTERN = '^[a-z][a-z0-9_]{0,62}$';
@@ -32,12 +32,7 @@ export const RotateVariableBody = Type.Object({ value: Value }, { additionalProp
 
 export const ListVariablesQuery = Type.Object(Pagination);
 
-export const VariableList = Type.Object({
-  variables: Type.Array(Variable, { description: 'Ordered by key.' }),
-  total: Type.Integer({ minimum: 0 }),
-  limit: Type.Integer(),
-  offset: Type.Integer(),
-});
+export const VariableList = listOf('variables', Variable, { order: 'Ordered by key.' });
 
 export type VariableT = Static<typeof Variable>;
 export type CreateVariable = Static<typeof CreateVariableBody>;
