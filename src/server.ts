@@ -3,6 +3,7 @@ import { buildApp } from './app.js';
 import { startCheckEngine } from './checks/index.js';
 import { cfg, type Config } from './config/load.js';
 import { Metrics } from './http/metrics.js';
+import { startHistorySweep } from './results/index.js';
 import { createServices } from './services.js';
 
 export async function serve(config: Config): Promise<void> {
@@ -12,7 +13,8 @@ export async function serve(config: Config): Promise<void> {
   const metricsServer = metrics?.server();
   await app.listen({ port: cfg.int(config, 'http.port'), host: cfg.str(config, 'http.host') });
   if (metricsServer) await metricsServer.listen({ port: cfg.int(config, 'metrics.port'), host: cfg.str(config, 'metrics.host') });
-  const engine = cfg.bool(config, 'checker.enabled') ? await startCheckEngine(services) : undefined;
+  const engine = cfg.bool(config, 'checker.enabled') ? await startCheckEngine(services, metrics ? { registry: metrics.registry } : {}) : undefined;
+  const sweep = startHistorySweep(services);
   services.log.info({ store: services.db.kind, data_dir: services.dataDir, checks: engine ? 'on' : 'off' }, 'keepwatch is serving');
 
   let stopping = false;
@@ -21,6 +23,7 @@ export async function serve(config: Config): Promise<void> {
     stopping = true;
     services.log.info({ signal }, 'shutting down');
     await app.close();
+    sweep.stop();
     await engine?.stop();
     await metricsServer?.close();
     await services.close();

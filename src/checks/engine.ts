@@ -1,6 +1,7 @@
 // The check engine of one node: the scheduler with the built-in runner (region `local`), probes
 // run with the connect-time guard, results into the batching writer. `keepwatch serve` starts it
 // unless `checker.enabled` is false (an API-only node); tests start it when they need it.
+import type { Registry } from 'prom-client';
 import { cfg } from '../config/load.js';
 import { runProbe, type ProbeContext } from '../probes/index.js';
 import { Scheduler } from '../scheduler/scheduler.js';
@@ -38,6 +39,8 @@ export interface EngineOptions {
   leaseTtlMs?: number;
   pollMs?: number;
   reloadMs?: number;
+  /** Where the scheduler's metrics (lag, dropped and skipped ticks) are registered. */
+  registry?: Registry;
 }
 
 export async function startCheckEngine(services: Services, options: EngineOptions = {}): Promise<Scheduler> {
@@ -53,6 +56,7 @@ export async function startCheckEngine(services: Services, options: EngineOption
     leases: { ttlMs: leaseTtlMs, renewMs: Math.floor(leaseTtlMs / 3) },
     pollMs: options.pollMs ?? 2_000,
     reloadMs: options.reloadMs ?? 60_000,
+    ...(options.registry && { registry: options.registry }),
   });
   await scheduler.start();
   return scheduler;

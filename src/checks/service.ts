@@ -5,7 +5,7 @@
 import type { Db } from '../db/db.js';
 import type { EffectivePlan } from '../plans/service.js';
 import { resolveSpec, runProbe, type ProbeContext, type ProbeResult } from '../probes/index.js';
-import { roundTimings, toCheckResult, type CheckResultT, type ResultWriter } from '../results/index.js';
+import { roundTimings, staleAfterMsOf, toCheckResult, type CheckResultT, type ResultWriter } from '../results/index.js';
 import type { Clock, OrgRef } from '../shared/context.js';
 import { AppError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
@@ -80,8 +80,8 @@ export async function checkNow(ctx: ChecksCtx, targetId: string): Promise<CheckR
   const result: ProbeResult = spec
     ? await runProbe(resolveSpec(spec, await variableValues(ctx, row.variable_refs)), ctx.probe)
     : { status: 'error', duration_ms: 0, error: 'a stored credential was sealed under a key that is no longer configured' };
-  const record = { ...result, duration_ms: Math.max(0, Math.round(result.duration_ms)), id: newId(), targetId, orgId: ctx.org.id, region: LOCAL_REGION, checkedAt };
-  await ctx.results.writeNow(ctx.db, record);
+  const record = { ...result, duration_ms: Math.max(0, Math.round(result.duration_ms)), id: newId(), targetId, orgId: ctx.org.id, region: LOCAL_REGION, checkedAt, staleAfterMs: staleAfterMsOf(row.interval_secs * 1000) };
+  await ctx.db.transaction((tx) => ctx.results.writeNow(tx, record));
   return toCheckResult({
     id: record.id, target_id: targetId, region: LOCAL_REGION, checked_at: checkedAt, status: record.status,
     duration_ms: record.duration_ms, error: record.error, timings: roundTimings(record.timings) ?? null, fields: record.fields ?? null,

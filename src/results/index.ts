@@ -4,4 +4,5 @@ export { registerResultRoutes } from './routes.js';
 export { toCheckResult } from './service.js';
 export { roundTimings } from './store.js';
 export { CheckResult, TestResult, type CheckResultT } from './schema.js';
-export { NO_PROBE_REGION, type CheckResultRecord, type ResultSink } from './types.js';
+export { NO_PROBE_REGION, staleAfterMsOf, type CheckResultRecord, type ResultSink } from './types.js';
+export { startHistorySweep, sweepHistory } from './retention.js';

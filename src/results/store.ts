@@ -2,6 +2,7 @@
 // and `unnest` turns them back into rows, so a batch of 500 costs one round trip and one plan.
 import type { Executor } from '../db/db.js';
 import { newId } from '../shared/ids.js';
+import { foldIntoRollups } from './rollup-store.js';
 import type { CheckResultRecord } from './types.js';
 
 /** Phase timings to a hundredth of a millisecond: finer is noise, and it keeps rows small. */
@@ -11,17 +12,19 @@ export function roundTimings(timings: CheckResultRecord['timings']): CheckResult
 }
 
 /**
- * Inserts `records`, dropping those whose monitor is gone (deleted between the check and the
- * write): a late result is not worth failing the whole batch for.
+ * Inserts `records` and folds them into the rollups; call inside a transaction. Results whose
+ * monitor is gone (deleted between the check and the write) are dropped: a late result is not
+ * worth failing the whole batch for.
  */
-export async function insertResults(db: Executor, records: readonly CheckResultRecord[]): Promise<void> {
+export async function insertResults(tx: Executor, records: readonly CheckResultRecord[]): Promise<void> {
   if (!records.length) return;
+  await foldIntoRollups(tx, records);
   const json = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
-  await db.query(
-    `INSERT INTO check_results (id, target_id, org_id, region, checked_at, status, duration_ms, error, timings, fields)
-     SELECT r.id, r.target_id, r.org_id, r.region, r.checked_at, r.status, r.duration_ms, r.error, r.timings, r.fields
-     FROM unnest($10::uuid[], $1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::text[], $6::int[], $7::text[], $8::jsonb[], $9::jsonb[])
-       AS r(id, target_id, org_id, region, checked_at, status, duration_ms, error, timings, fields)
+  await tx.query(
+    `INSERT INTO check_results (id, target_id, org_id, region, checked_at, status, duration_ms, error, timings, fields, stale_after_ms)
+     SELECT r.id, r.target_id, r.org_id, r.region, r.checked_at, r.status, r.duration_ms, r.error, r.timings, r.fields, r.stale_after_ms
+     FROM unnest($10::uuid[], $1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::text[], $6::int[], $7::text[], $8::jsonb[], $9::jsonb[], $11::bigint[])
+       AS r(id, target_id, org_id, region, checked_at, status, duration_ms, error, timings, fields, stale_after_ms)
      JOIN targets t ON t.id = r.target_id`,
     [
       records.map((r) => r.targetId),
@@ -34,6 +37,7 @@ export async function insertResults(db: Executor, records: readonly CheckResultR
       records.map((r) => json(roundTimings(r.timings))),
       records.map((r) => json(r.fields)),
       records.map((r) => r.id ?? newId()),
+      records.map((r) => r.staleAfterMs ?? null),
     ]);
 }
 

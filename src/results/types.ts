@@ -10,6 +10,16 @@ export interface CheckResultRecord extends ProbeResult {
   region: string;
   /** When the check started (the scheduled slot's actual start). */
   checkedAt: Date;
+  /**
+   * How long the status stands for uptime if no newer result comes (src/results/rollup.ts): three
+   * intervals for a probe; absent for heartbeat pings and manual states, which stand until changed.
+   */
+  staleAfterMs?: number;
+}
+
+/** A probe's result stands three intervals: a missed tick or a lease moving still counts; a pause does not. */
+export function staleAfterMsOf(intervalMs: number): number {
+  return 3 * intervalMs;
 }
 
 export interface ResultSink {

@@ -9,7 +9,7 @@ import type { PlanService } from '../plans/service.js';
 import { resolveSpec } from '../probes/resolve-spec.js';
 import type { ProbeResult } from '../probes/types.js';
 import type { RegionCatalog } from '../regions/catalog.js';
-import type { ResultSink } from '../results/types.js';
+import { staleAfterMsOf, type ResultSink } from '../results/types.js';
 import type { Sealer } from '../shared/seal.js';
 import type { CheckSpecT } from '../targets/check-specs.js';
 import { DueHeap } from './heap.js';
@@ -234,6 +234,6 @@ export class Scheduler {
       result = { status: 'error', duration_ms: Date.now() - startedMs, error: `internal error: ${(err as Error).message}` };
     }
     if (this.abort.signal.aborted) return;
-    this.o.sink.push({ ...result, targetId: monitor.id, orgId: monitor.orgId, region: this.o.region, checkedAt: new Date(startedMs) });
+    this.o.sink.push({ ...result, targetId: monitor.id, orgId: monitor.orgId, region: this.o.region, checkedAt: new Date(startedMs), staleAfterMs: staleAfterMsOf(monitor.intervalMs) });
   }
 }

@@ -1,0 +1,167 @@
+// Uptime and latency of one monitor over a range. A short recent range is read from raw results
+// (exact edges, fine buckets); a longer one from the hourly rollups, and beyond those from the
+// daily ones, its edges widened to whole buckets. Either way the figures come from one rule
+// (src/results/rollup.ts), and the stretch since each region's latest result is added as it stands.
+import type { Executor } from '../db/db.js';
+import type { EffectivePlan } from '../plans/service.js';
+import type { Clock } from '../shared/context.js';
+import { AppError } from '../shared/errors.js';
+import { getTargetRowInOrg } from '../targets/service.js';
+import { quantile } from './histogram.js';
+import { accumulate, Buckets, emptyAggregate, mergeAggregates, PHASES, STATUSES, uptimePct, type Aggregate } from './rollup.js';
+import { DAY_MS, HOUR_MS, HOURLY_KEEP_DAYS, readCursors, readRawObservations, readRollups, type Granularity } from './rollup-store.js';
+import type { LatencyStatsT, StatsQueryT } from './stats-schema.js';
+
+export interface StatsCtx { db: Executor; clock: Clock; orgId: string; plan: EffectivePlan }
+
+/** A range with no `from` looks back this far. */
+const DEFAULT_SPAN_MS = DAY_MS;
+const MINUTE_MS = 60_000;
+
+export type Resolution = 'raw' | Granularity;
+
+export interface Plan { resolution: Resolution; bucketMs: number; from: number; to: number }
+
+/**
+ * Where a range is read from and the width of its series buckets: about 50 to 200 points. Raw
+ * results answer ranges up to two days that lie inside `raw_days`; rollup ranges are widened to
+ * whole buckets.
+ */
+export function planRange(from: number, to: number, now: number, rawDays: number): Plan {
+  const span = to - from;
+  if (span <= 2 * DAY_MS && from >= now - rawDays * DAY_MS) {
+    const bucketMs = span <= 2 * HOUR_MS ? MINUTE_MS : span <= 12 * HOUR_MS ? 5 * MINUTE_MS : 15 * MINUTE_MS;
+    return { resolution: 'raw', bucketMs, from, to };
+  }
+  const widen = (bucketMs: number, resolution: Resolution): Plan =>
+    ({ resolution, bucketMs, from: Math.floor(from / bucketMs) * bucketMs, to: Math.ceil(to / bucketMs) * bucketMs });
+  if (span <= 31 * DAY_MS && from >= now - HOURLY_KEEP_DAYS * DAY_MS) return widen(span <= 7 * DAY_MS ? HOUR_MS : 6 * HOUR_MS, 'hour');
+  return widen(DAY_MS, 'day');
+}
+
+/** The asked range inside what the plan keeps readable; `from` after `to` is 400. */
+function rangeOf(ctx: StatsCtx, query: StatsQueryT): { from: number; to: number; now: number } {
+  const now = ctx.clock.now().getTime();
+  const retention = ctx.plan.caps.retention_days;
+  const to = Math.min(now, query.to ? Date.parse(query.to) : now);
+  const asked = query.from ? Date.parse(query.from) : to - DEFAULT_SPAN_MS;
+  const from = retention === null ? asked : Math.max(asked, now - retention * DAY_MS);
+  if (from > to) throw new AppError(400, 'VALIDATION_FAILED', 'from: must not be after to (or now)', { field: 'from' });
+  return { from, to, now };
+}
+
+/** Per region: the range's buckets of width `plan.bucketMs`, the open stretch since the latest result included. */
+async function bucketsByRegion(db: Executor, targetId: string, plan: Plan, now: number, region?: string): Promise<Map<string, Buckets>> {
+  const byRegion = new Map<string, Buckets>();
+  const bucketsOf = (r: string): Buckets => {
+    let b = byRegion.get(r);
+    if (!b) byRegion.set(r, b = new Buckets(plan.bucketMs));
+    return b;
+  };
+  const clip = { from: plan.from, to: Math.min(plan.to, now) };
+  if (plan.resolution === 'raw') {
+    const rows = await readRawObservations(db, targetId, new Date(plan.from), new Date(clip.to), region);
+    const grouped = new Map<string, typeof rows[number]['observation'][]>();
+    for (const row of rows) {
+      const list = grouped.get(row.region);
+      if (list) list.push(row.observation);
+      else grouped.set(row.region, [row.observation]);
+    }
+    for (const [r, observations] of grouped) accumulate(bucketsOf(r), null, observations, clip);
+    return byRegion;
+  }
+  const [rollups, cursors] = await Promise.all([
+    readRollups(db, { targetId, granularity: plan.resolution, from: new Date(plan.from), to: new Date(plan.to), ...(region !== undefined && { region }) }),
+    readCursors(db, targetId, region),
+  ]);
+  for (const { region: r, start, agg } of rollups) {
+    const buckets = bucketsOf(r);
+    const at = buckets.startOf(start);
+    buckets.byStart.set(at, mergeAggregates(buckets.byStart.get(at) ?? emptyAggregate(), agg));
+  }
+  // The stretch since the latest result is in no rollup yet.
+  for (const { region: r, cursor } of cursors) accumulate(bucketsOf(r), cursor, [], clip);
+  return byRegion;
+}
+
+function total(buckets: Iterable<Aggregate>): Aggregate {
+  let sum = emptyAggregate();
+  for (const agg of buckets) sum = mergeAggregates(sum, agg);
+  return sum;
+}
+
+const round2 = (n: number): number => Math.round(n * 100) / 100;
+
+export function latencyStats(agg: Aggregate): LatencyStatsT {
+  const l = agg.latency;
+  const q = (p: number): number | null => {
+    const v = quantile(l.hist, p, l.min, l.max);
+    return v === null ? null : round2(v);
+  };
+  return {
+    count: l.count,
+    mean_ms: l.count ? round2(l.sum / l.count) : null,
+    min_ms: l.count ? round2(l.min) : null,
+    max_ms: l.count ? round2(l.max) : null,
+    p50_ms: q(0.5), p90_ms: q(0.9), p95_ms: q(0.95), p99_ms: q(0.99),
+    phases: Object.fromEntries(PHASES.map((p) => {
+      const { sum, count } = agg.phases[p];
+      return [`${p}_ms`, count ? round2(sum / count) : null];
+    })) as LatencyStatsT['phases'],
+  };
+}
+
+function series(buckets: Buckets, plan: Plan) {
+  const points = [];
+  for (let at = Math.floor(plan.from / plan.bucketMs) * plan.bucketMs; at < plan.to; at += plan.bucketMs) {
+    points.push({ at: new Date(at).toISOString(), ...latencyStats(buckets.byStart.get(at) ?? emptyAggregate()) });
+  }
+  return points;
+}
+
+async function prepare(ctx: StatsCtx, targetId: string, query: StatsQueryT) {
+  await getTargetRowInOrg(ctx.db, ctx.orgId, targetId);
+  const { from, to, now } = rangeOf(ctx, query);
+  const plan = planRange(from, to, now, ctx.plan.caps.raw_days ?? Infinity);
+  const byRegion = await bucketsByRegion(ctx.db, targetId, plan, now, query.region);
+  const head = {
+    target_id: targetId, from: new Date(plan.from).toISOString(), to: new Date(plan.to).toISOString(), resolution: plan.resolution,
+  };
+  return { plan, byRegion, head };
+}
+
+export async function getUptime(ctx: StatsCtx, targetId: string, query: StatsQueryT) {
+  const { byRegion, head } = await prepare(ctx, targetId, query);
+  const sum = total([...byRegion.values()].flatMap((b) => [...b.byStart.values()]));
+  const secs = (ms: number): number => Math.round(ms) / 1000;
+  return {
+    ...head, region: query.region ?? null,
+    uptime_pct: uptimePct(sum),
+    up_secs: secs(sum.ms.up), degraded_secs: secs(sum.ms.degraded), down_secs: secs(sum.ms.down), error_secs: secs(sum.ms.error),
+    checks: { total: STATUSES.reduce((n, s) => n + sum.checks[s], 0), ...sum.checks },
+  };
+}
+
+export async function getLatency(ctx: StatsCtx, targetId: string, query: StatsQueryT) {
+  const { plan, byRegion, head } = await prepare(ctx, targetId, query);
+  const all = new Buckets(plan.bucketMs);
+  for (const buckets of byRegion.values()) {
+    for (const [at, agg] of buckets.byStart) all.byStart.set(at, mergeAggregates(all.byStart.get(at) ?? emptyAggregate(), agg));
+  }
+  return {
+    ...head, region: query.region ?? null, bucket_secs: plan.bucketMs / 1000,
+    summary: latencyStats(total(all.byStart.values())), series: series(all, plan),
+  };
+}
+
+export async function getLatencyByRegion(ctx: StatsCtx, targetId: string, query: StatsQueryT) {
+  const { region: _ignored, ...pooled } = query;
+  const { plan, byRegion, head } = await prepare(ctx, targetId, pooled);
+  return {
+    ...head, bucket_secs: plan.bucketMs / 1000,
+    regions: [...byRegion.keys()].sort().map((region) => {
+      const buckets = byRegion.get(region)!;
+      return { region, summary: latencyStats(total(buckets.byStart.values())), series: series(buckets, plan) };
+    }),
+  };
+}

@@ -1,0 +1,89 @@
+// The check engine end to end: the scheduler runs real http probes against a local server on the
+// monitors' slots, results land in the history with the stale cap uptime needs, the per-host
+// throttle drops (and counts) a tick over its cap without writing a result, and the scheduler's
+// metrics reach the registry `serve` exposes.
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import { Registry } from 'prom-client';
+import { startCheckEngine } from '../../src/checks/index.js';
+import type { Scheduler } from '../../src/scheduler/scheduler.js';
+import { createTenantWithToken, startTestApp, type TestApp } from '../helpers/app.js';
+import { client, overrideCaps, type Api, type Json } from '../targets/helpers.js';
+
+describe('check engine', () => {
+  let t: TestApp;
+  let server: Server;
+  let base: string;
+  let engine: Scheduler | undefined;
+  const registry = new Registry();
+
+  before(async () => {
+    server = createServer((req, res) => {
+      if (req.url === '/hang') return; // answered by nobody: the probe's timeout ends it
+      res.writeHead(req.url === '/down' ? 500 : 200);
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    t = await startTestApp({ config: { 'security.allow_private_targets': true, 'checker.per_host_max_inflight': 1 } });
+  });
+  after(async () => {
+    await engine?.stop();
+    await t.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  const tenant = async (): Promise<{ api: Api; orgId: string }> => {
+    const x = await createTenantWithToken(t, { plan: 'team' });
+    await overrideCaps(t, x.accountId, { min_check_interval_secs: 1 });
+    return { api: client(t, x.token), orgId: x.orgId };
+  };
+  const create = async (api: Api, path: string, timeout = 5000): Promise<string> => {
+    const res = await api('POST', '/api/v1/targets', { name: path, interval: 10, check: { type: 'http', url: `${base}${path}`, timeout } });
+    assert.equal(res.statusCode, 201, res.body);
+    return res.json().id as string;
+  };
+  const metric = async (name: string): Promise<number> => {
+    const line = (await registry.metrics()).split('\n').find((l) => l.startsWith(`${name} `));
+    return line ? Number(line.split(' ')[1]) : 0;
+  };
+
+  it('runs monitors on their slots, writes their results, and throttles a busy host', async () => {
+    const one = await tenant();
+    const up = await create(one.api, '/');
+    const down = await create(one.api, '/down');
+    // Another org, one host: with one check in flight per (org, host, port), two checks that each
+    // hang 9.5 s of a 10 s interval cannot both run; one tick per round is dropped.
+    const two = await tenant();
+    await create(two.api, '/hang', 9500);
+    await create(two.api, '/hang', 9500);
+
+    engine = await startCheckEngine(t.services, { pollMs: 200, reloadMs: 5000, leaseTtlMs: 3000, registry });
+    const history = async (id: string): Promise<Json[]> => (await one.api('GET', `/api/v1/targets/${id}/results`)).json().results;
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      await t.services.results.flush();
+      if ((await history(up)).length && (await history(down)).length && (await metric('keepwatch_checks_throttled_total')) >= 1) break;
+      await sleep(250);
+    }
+
+    const [upResult] = await history(up);
+    const [downResult] = await history(down);
+    assert.deepEqual([upResult?.status, upResult?.region, upResult?.status_code], ['up', 'local', 200]);
+    assert.deepEqual([downResult?.status, downResult?.status_code], ['down', 500]);
+    const [row] = await t.services.db.query<{ stale_after_ms: number }>('SELECT stale_after_ms FROM check_results WHERE target_id = $1 LIMIT 1', [up]);
+    assert.equal(row!.stale_after_ms, 30_000, 'three 10 s intervals');
+    const uptime = (await one.api('GET', `/api/v1/targets/${up}/uptime`)).json();
+    assert.equal(uptime.uptime_pct, 100);
+    assert.ok(uptime.checks.up >= 1);
+
+    assert.ok(await metric('keepwatch_checks_throttled_total') >= 1, 'a tick over the per-host cap was dropped and counted');
+    assert.ok(await metric('keepwatch_checks_total') >= 3);
+    const hung = await t.services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM check_results WHERE org_id = $1', [two.orgId]);
+    assert.ok(hung[0]!.n <= 2, 'a dropped tick writes no result');
+  });
+});

@@ -1,0 +1,58 @@
+// The history sweep: raw results after raw_days (an account override included), hourly rollups
+// after 35 days, daily rollups after the plan's retention_days, idempotency keys after a day; in
+// batches until nothing old is left.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { sweepHistory } from '../../src/results/index.js';
+import { createTenantWithToken, startTestApp, type TestApp } from '../helpers/app.js';
+import { client, httpTarget, overrideCaps } from '../targets/helpers.js';
+
+const DAY = 86_400_000;
+
+describe('history sweep', () => {
+  let t: TestApp;
+  before(async () => { t = await startTestApp(); });
+  after(async () => { await t.close(); });
+
+  const tenantWithResults = async (plan: string, ages: number[]) => {
+    const tenant = await createTenantWithToken(t, { plan });
+    const id = (await client(t, tenant.token)('POST', '/api/v1/targets', httpTarget())).json().id as string;
+    for (const days of ages) {
+      t.services.results.push({
+        targetId: id, orgId: tenant.orgId, region: 'local', status: 'up', duration_ms: 5, error: null,
+        checkedAt: new Date(Date.now() - days * DAY), staleAfterMs: 180_000,
+      });
+    }
+    await t.services.results.flush();
+    return { ...tenant, id };
+  };
+  const count = async (sql: string, id: string): Promise<number> =>
+    (await t.services.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${sql}`, [id]))[0]!.n;
+  const ages = async (id: string) => ({
+    raw: await count('check_results WHERE target_id = $1', id),
+    hourly: await count(`result_rollups WHERE target_id = $1 AND granularity = 'hour'`, id),
+    daily: await count(`result_rollups WHERE target_id = $1 AND granularity = 'day'`, id),
+  });
+
+  it('keeps each org what its plan keeps, and sweeps expired idempotency keys', async () => {
+    const free = await tenantWithResults('free', [100, 40, 40, 40, 10, 1]);
+    const team = await tenantWithResults('team', [100, 40, 40, 40, 10, 1]);
+    const overridden = await tenantWithResults('team', [10, 1]);
+    await overrideCaps(t, overridden.accountId, { raw_days: 7 });
+    assert.deepEqual(await ages(team.id), { raw: 6, hourly: 4, daily: 4 });
+    await t.services.db.query(
+      `INSERT INTO idempotency_keys (org_id, key, request_hash, created_at) VALUES ($1, 'old', 'h', $2), ($1, 'fresh', 'h', $3)`,
+      [team.orgId, new Date(Date.now() - 25 * 3_600_000), new Date(Date.now() - 3_600_000)]);
+
+    const report = await sweepHistory(t.services.db, t.services.plans, t.clock, { batch: 2 });
+
+    // raw_days 30 for both plans; hourly rollups 35 days; daily rollups 30 days on free, 395 on team.
+    assert.deepEqual(await ages(free.id), { raw: 2, hourly: 2, daily: 2 });
+    assert.deepEqual(await ages(team.id), { raw: 2, hourly: 2, daily: 4 });
+    assert.deepEqual(await ages(overridden.id), { raw: 1, hourly: 2, daily: 2 });
+    assert.ok(report.results >= 4 + 4 + 1, JSON.stringify(report));
+    const keys = await t.services.db.query<{ key: string }>('SELECT key FROM idempotency_keys WHERE org_id = $1', [team.orgId]);
+    assert.deepEqual(keys.map((k) => k.key), ['fresh']);
+    assert.deepEqual(await sweepHistory(t.services.db, t.services.plans, t.clock), { results: 0, hourly: 0, daily: 0, idempotencyKeys: 0 });
+  });
+});

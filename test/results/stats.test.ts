@@ -1,0 +1,148 @@
+// Uptime and latency over HTTP: raw and rollup reads agree on the same results, the stale cap,
+// regions, retention, quantiles and phase means, and the refusals.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { CheckResultRecord } from '../../src/results/types.js';
+import { createTenantWithToken, startTestApp, type TestApp } from '../helpers/app.js';
+import { client, expectError, httpTarget, type Api, type Json } from '../targets/helpers.js';
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+const DAY = 24 * HOUR;
+
+describe('uptime and latency', () => {
+  let t: TestApp;
+  let api: Api;
+  let orgId: string;
+  before(async () => {
+    t = await startTestApp();
+    const tenant = await createTenantWithToken(t, { plan: 'team' });
+    api = client(t, tenant.token);
+    orgId = tenant.orgId;
+  });
+  after(async () => { await t.close(); });
+
+  const monitor = async (): Promise<string> => (await api('POST', '/api/v1/targets', httpTarget())).json().id as string;
+  const write = async (targetId: string, results: Partial<CheckResultRecord>[]): Promise<void> => {
+    for (const r of results) {
+      t.services.results.push({ targetId, orgId, region: 'local', status: 'up', duration_ms: 10, error: null, checkedAt: new Date(), staleAfterMs: 3 * MIN, ...r });
+    }
+    await t.services.results.flush();
+  };
+  const get = async (path: string, query: Record<string, string>): Promise<Json> => {
+    const res = await api('GET', `${path}?${new URLSearchParams(query)}`);
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json();
+  };
+  const iso = (ms: number): string => new Date(ms).toISOString();
+
+  it('measures uptime by time, the same from raw results and from the rollups', async () => {
+    const id = await monitor();
+    const t0 = Math.floor((Date.now() - 2 * HOUR) / MIN) * MIN;
+    // Two batches, so the second folds into rows and a cursor the first wrote.
+    await write(id, [{ checkedAt: new Date(t0), status: 'up' }, { checkedAt: new Date(t0 + MIN), status: 'down', error: 'refused' }]);
+    await write(id, [{ checkedAt: new Date(t0 + 2 * MIN), status: 'up' }, { checkedAt: new Date(t0 + 3 * MIN), status: 'up' }]);
+    // up [0,1) down [1,2) up [2,3) up [3,6): the last stands three intervals, then no data.
+    const expected = { uptime_pct: 83.333, up_secs: 300, down_secs: 60, degraded_secs: 0, error_secs: 0, checks: { total: 4, up: 3, degraded: 0, down: 1, error: 0 } };
+
+    const raw = await get(`/api/v1/targets/${id}/uptime`, { from: iso(t0 - HOUR), to: iso(Date.now()) });
+    assert.equal(raw.resolution, 'raw');
+    assert.equal(raw.from, iso(t0 - HOUR));
+    assert.deepEqual({ ...raw, from: undefined, to: undefined, resolution: undefined }, { ...expected, target_id: id, region: null, from: undefined, to: undefined, resolution: undefined });
+
+    const hourly = await get(`/api/v1/targets/${id}/uptime`, { from: iso(t0 - 3 * DAY), to: iso(Date.now()) });
+    assert.equal(hourly.resolution, 'hour');
+    assert.equal(Date.parse(hourly.from) % HOUR, 0);
+    assert.deepEqual({ ...hourly, from: undefined, to: undefined, resolution: undefined }, { ...expected, target_id: id, region: null, from: undefined, to: undefined, resolution: undefined });
+
+    const daily = await get(`/api/v1/targets/${id}/uptime`, { from: iso(t0 - 60 * DAY), to: iso(Date.now()) });
+    assert.equal(daily.resolution, 'day');
+    assert.deepEqual([daily.uptime_pct, daily.up_secs, daily.down_secs], [83.333, 300, 60]);
+
+    // A raw range starting inside the down stretch sees only its part of it.
+    const part = await get(`/api/v1/targets/${id}/uptime`, { from: iso(t0 + 90_000), to: iso(t0 + 150_000) });
+    assert.deepEqual([part.down_secs, part.up_secs, part.checks.total], [30, 30, 1]);
+  });
+
+  it('counts the stretch since the latest result as it stands, and nothing before the first', async () => {
+    const id = await monitor();
+    const empty = await get(`/api/v1/targets/${id}/uptime`, {});
+    assert.deepEqual([empty.uptime_pct, empty.checks.total, empty.up_secs], [null, 0, 0]);
+    const t0 = Date.now() - 30_000;
+    await write(id, [{ checkedAt: new Date(t0), status: 'down', error: 'refused' }]);
+    const raw = await get(`/api/v1/targets/${id}/uptime`, { from: iso(t0 - HOUR) });
+    assert.equal(raw.uptime_pct, 0);
+    assert.ok(raw.down_secs >= 29 && raw.down_secs <= 40, String(raw.down_secs));
+    const rolled = await get(`/api/v1/targets/${id}/uptime`, { from: iso(t0 - 5 * DAY) });
+    assert.ok(rolled.down_secs >= 29 && rolled.down_secs <= 40, String(rolled.down_secs));
+  });
+
+  it('serves latency quantiles, means, phases and a full bucket series', async () => {
+    const id = await monitor();
+    const t0 = Math.floor((Date.now() - HOUR) / MIN) * MIN;
+    const fast = Array.from({ length: 10 }, (_, i) => ({ checkedAt: new Date(t0 + i * 1000), duration_ms: (i + 1) * 10, timings: { dns: 2, connect: 4 + i, first_byte: 1 } }));
+    // Two batches into the same hour: the stored histogram is added to (kw_hist_add), not replaced.
+    await write(id, fast.slice(0, 4));
+    await write(id, [
+      ...fast.slice(4),
+      { checkedAt: new Date(t0 + 20_000), status: 'down' as const, duration_ms: 5000, error: 'timeout' },
+      { checkedAt: new Date(t0 + 5 * MIN), duration_ms: 300, timings: { connect: 10 } },
+    ]);
+    const report = await get(`/api/v1/targets/${id}/latency`, { from: iso(t0), to: iso(t0 + HOUR) });
+    assert.equal(report.resolution, 'raw');
+    assert.equal(report.bucket_secs, 60);
+    assert.equal(report.series.length, 60);
+    assert.equal(report.series[0].at, iso(t0));
+    const s = report.summary;
+    assert.deepEqual([s.count, s.min_ms, s.max_ms, s.mean_ms], [11, 10, 300, 77.27]);
+    assert.ok(Math.abs(s.p50_ms - 60) / 60 <= 0.022, String(s.p50_ms));
+    assert.equal(s.p99_ms, 300);
+    assert.deepEqual(s.phases, { dns_ms: 2, connect_ms: 8.64, tls_ms: null, first_byte_ms: 1, transfer_ms: null });
+    assert.deepEqual([report.series[0].count, report.series[0].max_ms], [10, 100]);
+    assert.deepEqual([report.series[1].count, report.series[1].p50_ms, report.series[1].phases.connect_ms], [0, null, null]);
+    assert.deepEqual([report.series[5].count, report.series[5].p50_ms], [1, 300]);
+
+    const hourly = await get(`/api/v1/targets/${id}/latency`, { from: iso(t0 - 3 * DAY), to: iso(t0 + HOUR) });
+    assert.equal(hourly.resolution, 'hour');
+    assert.equal(hourly.bucket_secs, 3600);
+    assert.deepEqual([hourly.summary.count, hourly.summary.min_ms, hourly.summary.max_ms, hourly.summary.mean_ms], [11, 10, 300, 77.27]);
+    for (const q of ['p50_ms', 'p90_ms', 'p95_ms', 'p99_ms']) assert.equal(hourly.summary[q], s[q], q);
+    assert.deepEqual(hourly.summary.phases, s.phases);
+  });
+
+  it('splits by region and filters to one', async () => {
+    const id = await monitor();
+    const t0 = Date.now() - 10 * MIN;
+    await write(id, [
+      { checkedAt: new Date(t0), region: 'eu-west', duration_ms: 20 },
+      { checkedAt: new Date(t0 + MIN), region: 'eu-west', status: 'down', error: 'x' },
+      { checkedAt: new Date(t0), region: 'us-east', duration_ms: 80 },
+      { checkedAt: new Date(t0 + MIN), region: 'us-east', duration_ms: 90 },
+    ]);
+    const range = { from: iso(t0), to: iso(t0 + 2 * MIN) };
+    const byRegion = await get(`/api/v1/targets/${id}/latency/by-region`, range);
+    assert.deepEqual(byRegion.regions.map((r: Json) => [r.region, r.summary.count, r.summary.max_ms]), [['eu-west', 1, 20], ['us-east', 2, 90]]);
+    const us = await get(`/api/v1/targets/${id}/latency`, { ...range, region: 'us-east' });
+    assert.deepEqual([us.region, us.summary.count, us.summary.min_ms], ['us-east', 2, 80]);
+    const pooled = await get(`/api/v1/targets/${id}/uptime`, range);
+    assert.deepEqual([pooled.up_secs, pooled.down_secs, pooled.uptime_pct], [180, 60, 75]);
+    const eu = await get(`/api/v1/targets/${id}/uptime`, { ...range, region: 'eu-west' });
+    assert.deepEqual([eu.region, eu.up_secs, eu.down_secs, eu.uptime_pct], ['eu-west', 60, 60, 50]);
+  });
+
+  it('refuses a reversed range, hides other orgs\' monitors and keeps history to retention_days', async () => {
+    const id = await monitor();
+    const now = Date.now();
+    expectError(await api('GET', `/api/v1/targets/${id}/uptime?from=${iso(now - MIN)}&to=${iso(now - 2 * MIN)}`), 400, 'VALIDATION_FAILED', 'from');
+    expectError(await api('GET', `/api/v1/targets/${id}/latency?from=yesterday`), 400, 'VALIDATION_FAILED');
+    const other = await createTenantWithToken(t, { plan: 'team' });
+    for (const path of ['uptime', 'latency', 'latency/by-region']) {
+      expectError(await client(t, other.token)('GET', `/api/v1/targets/${id}/${path}`), 404, 'NOT_FOUND');
+    }
+    const free = await createTenantWithToken(t, { plan: 'free' });
+    const freeApi = client(t, free.token);
+    const freeId = (await freeApi('POST', '/api/v1/targets', httpTarget())).json().id as string;
+    const old = (await freeApi('GET', `/api/v1/targets/${freeId}/uptime?from=${iso(now - 200 * DAY)}`)).json();
+    assert.ok(Date.parse(old.from) >= now - 31 * DAY, old.from);
+  });
+});
