@@ -5,6 +5,7 @@ import type { CheckKind } from '../targets/constants.js';
 import { dnsProbe } from './dns.js';
 import { domainExpiryProbe } from './domain-expiry.js';
 import { httpProbe } from './http.js';
+import { pingProbe } from './ping.js';
 import { tcpProbe } from './tcp.js';
 import { tlsCertProbe } from './tls-cert.js';
 import type { Probe, ProbeContext, ProbeResult } from './types.js';
@@ -18,12 +19,13 @@ type Registry = { [K in CheckKind]?: Probe<SpecOf<K>> };
 const PROBES: Registry = {
   http: httpProbe,
   tcp: tcpProbe,
+  ping: pingProbe,
   dns: dnsProbe,
   tls_cert: tlsCertProbe,
   domain_expiry: domainExpiryProbe,
 };
 
-/** Kinds a probe serves here. Heartbeat and manual are fed from outside; ping and flow come later. */
+/** Kinds a probe serves here. Heartbeat and manual are fed from outside; flow comes later. */
 export const PROBED_KINDS: ReadonlySet<CheckKind> = new Set(Object.keys(PROBES) as CheckKind[]);
 
 /** Runs the kind's probe; never throws (a probe's own bug becomes an `error` result). */
