@@ -14,6 +14,7 @@ import { registerRegionRoutes } from './regions/routes.js';
 import { registerChannelRoutes } from './channels/index.js';
 import { registerCheckRoutes } from './checks/index.js';
 import { registerDashboardRoutes } from './dashboard/index.js';
+import { registerIncidentRoutes } from './incidents/index.js';
 import { registerMaintenanceRoutes } from './maintenance/index.js';
 import { registerManualRoutes } from './manual/index.js';
 import { registerResultRoutes } from './results/index.js';
@@ -61,6 +62,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   registerResultRoutes(app, services);
   registerChannelRoutes(app, services);
   registerMaintenanceRoutes(app, services);
+  registerIncidentRoutes(app, services);
   registerDashboardRoutes(app, services);
   registerOperatorRoutes(app, services);
   return app;

@@ -19,6 +19,7 @@ import { NetworkGuard } from './net/guard.js';
 import { createSealer, type Sealer } from './shared/seal.js';
 import type { BatchWriter } from './shared/batch-writer.js';
 import { RdapBootstrap } from './rdap/index.js';
+import { foldIntoIncidents } from './incidents/index.js';
 import { ResultWriter } from './results/index.js';
 import { systemClock, type Clock } from './shared/context.js';
 import { sha256 } from './shared/ids.js';
@@ -106,7 +107,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
   rateLimiter.start();
   const loginAttempts = loginAttemptWriter(db, fingerprint, log);
   const quotaEvents = quotaEventWriter(db, fingerprint, log);
-  const results = new ResultWriter(db, log);
+  const results = new ResultWriter(db, log, [foldIntoIncidents]);
   return {
     config, db, clock, log, dataDir, fingerprint, rateLimiter, loginAttempts, quotaEvents, results,
     sealer, denyLists,

@@ -17,6 +17,8 @@ export interface AlertRule {
   recoveryPeriodMs: number;
   /** The regions the monitor runs in (at least 1). */
   regionCount: number;
+  /** Manual monitors: a state set `degraded` by hand fails too. */
+  degradedFails?: boolean;
 }
 
 export interface RegionStreak {
@@ -40,7 +42,7 @@ export interface MonitorState {
 }
 
 export type Transition =
-  | { kind: 'open'; startedAt: number }
+  | { kind: 'open'; startedAt: number; regionsDown: number }
   | { kind: 'recovering'; since: number }
   | { kind: 'relapsed'; stretch: { from: number; until: number } }
   | { kind: 'closed'; endedAt: number };
@@ -56,8 +58,8 @@ export function regionsNeeded(policy: RegionPolicyT, regionCount: number): numbe
 
 const noStreak = (): RegionStreak => ({ failing: 0, failingSince: null, passing: 0, passingSince: null });
 
-function nextStreak(streak: RegionStreak, status: ResultStatus, at: number): RegionStreak {
-  if (status === 'down') return { failing: streak.failing + 1, failingSince: streak.failingSince ?? at, passing: 0, passingSince: null };
+function nextStreak(streak: RegionStreak, status: ResultStatus, at: number, degradedFails: boolean): RegionStreak {
+  if (status === 'down' || (degradedFails && status === 'degraded')) return { failing: streak.failing + 1, failingSince: streak.failingSince ?? at, passing: 0, passingSince: null };
   if (status === 'up' || status === 'degraded') return { failing: 0, failingSince: null, passing: streak.passing + 1, passingSince: streak.passingSince ?? at };
   return streak;
 }
@@ -67,7 +69,7 @@ function nextStreak(streak: RegionStreak, status: ResultStatus, at: number): Reg
  * changed; the caller stores the returned one.
  */
 export function applyResult(state: MonitorState, rule: AlertRule, region: string, status: ResultStatus, at: number): { state: MonitorState; transitions: Transition[] } {
-  const regions = { ...state.regions, [region]: nextStreak(state.regions[region] ?? noStreak(), status, at) };
+  const regions = { ...state.regions, [region]: nextStreak(state.regions[region] ?? noStreak(), status, at, rule.degradedFails ?? false) };
   const streaks = Object.values(regions);
   const needed = regionsNeeded(rule.policy, rule.regionCount);
   const confirmedDown = streaks.filter((s) => s.failing >= rule.confirmations);
@@ -82,7 +84,7 @@ export function applyResult(state: MonitorState, rule: AlertRule, region: string
     if (isDown) {
       const startedAt = Math.min(...confirmedDown.map((s) => s.failingSince!));
       incident = { startedAt, recoveringSince: null, recovered: [] };
-      transitions.push({ kind: 'open', startedAt });
+      transitions.push({ kind: 'open', startedAt, regionsDown: confirmedDown.length });
     }
   } else if (incident.recoveringSince === null) {
     if (isUp) {
@@ -97,7 +99,7 @@ export function applyResult(state: MonitorState, rule: AlertRule, region: string
     transitions.push({ kind: 'relapsed', stretch });
   }
 
-  if (incident?.recoveringSince != null && status !== 'down' && at - incident.recoveringSince >= rule.recoveryPeriodMs && isUp) {
+  if (incident?.recoveringSince != null && regions[region]!.failing === 0 && at - incident.recoveringSince >= rule.recoveryPeriodMs && isUp) {
     transitions.push({ kind: 'closed', endedAt: incident.recoveringSince });
     incident = null;
   }

@@ -2,7 +2,6 @@
 // and `unnest` turns them back into rows, so a batch of 500 costs one round trip and one plan.
 import type { Executor } from '../db/db.js';
 import { newId } from '../shared/ids.js';
-import { foldIntoRollups } from './rollup-store.js';
 import type { CheckResultRecord } from './types.js';
 
 /** Phase timings to a hundredth of a millisecond: finer is noise, and it keeps rows small. */
@@ -12,13 +11,11 @@ export function roundTimings(timings: CheckResultRecord['timings']): CheckResult
 }
 
 /**
- * Inserts `records` and folds them into the rollups; call inside a transaction. Results whose
- * monitor is gone (deleted between the check and the write) are dropped: a late result is not
- * worth failing the whole batch for.
+ * Inserts `records`. Results whose monitor is gone (deleted between the check and the write) are
+ * dropped: a late result is not worth failing the whole batch for.
  */
 export async function insertResults(tx: Executor, records: readonly CheckResultRecord[]): Promise<void> {
   if (!records.length) return;
-  await foldIntoRollups(tx, records);
   const json = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
   await tx.query(
     `INSERT INTO check_results (id, target_id, org_id, region, checked_at, status, duration_ms, error, timings, fields, stale_after_ms)

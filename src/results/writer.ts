@@ -4,17 +4,29 @@
 import type { Logger } from 'pino';
 import type { Db, Executor } from '../db/db.js';
 import { BatchWriter } from '../shared/batch-writer.js';
+import { foldIntoRollups } from './rollup-store.js';
 import { insertResults } from './store.js';
 import type { CheckResultRecord, ResultSink } from './types.js';
 
+/** What else a batch of results changes, in the transaction that inserts it (rollups, incidents). */
+export type ResultFold = (tx: Executor, records: readonly CheckResultRecord[]) => Promise<void>;
+
 export class ResultWriter implements ResultSink {
   private readonly batches: BatchWriter<CheckResultRecord>;
+  private readonly folds: readonly ResultFold[];
 
-  constructor(db: Db, log: Logger) {
+  /** `folds` run after the rollups, in order; each locks its per-monitor rows in id order. */
+  constructor(db: Db, log: Logger, folds: readonly ResultFold[] = []) {
+    this.folds = [foldIntoRollups, ...folds];
     this.batches = new BatchWriter({
       name: 'check results', log, maxDelayMs: 250, maxBatch: 500, maxQueued: 100_000,
-      write: (rows) => db.transaction((tx) => insertResults(tx, rows)),
+      write: (rows) => db.transaction((tx) => this.write(tx, rows)),
     });
+  }
+
+  private async write(tx: Executor, records: readonly CheckResultRecord[]): Promise<void> {
+    await insertResults(tx, records);
+    for (const fold of this.folds) await fold(tx, records);
   }
 
   push(result: CheckResultRecord): void {
@@ -23,7 +35,7 @@ export class ResultWriter implements ResultSink {
 
   /** Writes `result` through `tx` (a transaction) now, so it commits with the change that caused it. */
   writeNow(tx: Executor, result: CheckResultRecord): Promise<void> {
-    return insertResults(tx, [result]);
+    return this.write(tx, [result]);
   }
 
   /** Resolves when every result pushed so far is written. */

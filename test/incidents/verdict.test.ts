@@ -34,22 +34,27 @@ describe('incident rule', () => {
 
   it('opens after alert_confirmations consecutive failures, dated to the first', () => {
     assert.deepEqual(run(one(), local('up', 'down', 'up', 'down')).log, [], 'no two in a row');
-    assert.deepEqual(run(one(), local('up', 'down', 'down')).log, [[2, { kind: 'open', startedAt: 10 * S }]]);
-    assert.deepEqual(run(one({ confirmations: 1 }), local('down')).log, [[0, { kind: 'open', startedAt: 0 }]]);
+    assert.deepEqual(run(one(), local('up', 'down', 'down')).log, [[2, { kind: 'open', startedAt: 10 * S, regionsDown: 1 }]]);
+    assert.deepEqual(run(one({ confirmations: 1 }), local('down')).log, [[0, { kind: 'open', startedAt: 0, regionsDown: 1 }]]);
   });
 
   it('treats degraded as answering and error as no evidence either way', () => {
     assert.deepEqual(run(one(), local('down', 'degraded', 'down')).log, []);
-    assert.deepEqual(run(one(), local('down', 'error', 'down')).log, [[2, { kind: 'open', startedAt: 0 }]], 'error does not break a failing streak');
+    assert.deepEqual(run(one(), local('down', 'error', 'down')).log, [[2, { kind: 'open', startedAt: 0, regionsDown: 1 }]], 'error does not break a failing streak');
     const { log } = run(one(), local('down', 'down', 'up', 'error', 'up'));
     assert.deepEqual(log.map(([i, t]) => [i, t.kind]), [[1, 'open'], [4, 'recovering'], [4, 'closed']], 'nor a passing one');
+  });
+
+  it('fails a degraded state set by hand when the rule says so (manual monitors)', () => {
+    const manual = one({ confirmations: 1, degradedFails: true });
+    assert.deepEqual(run(manual, local('degraded', 'up')).log.map(([i, t]) => [i, t.kind]), [[0, 'open'], [1, 'recovering'], [1, 'closed']]);
   });
 
   it('closes after as many passes and the recovery period, dated to when the recovery began', () => {
     const rule = one({ recoveryPeriodMs: 30 * S });
     const { log, state } = run(rule, local('down', 'down', 'up', 'up', 'up', 'up', 'up'));
     assert.deepEqual(log, [
-      [1, { kind: 'open', startedAt: 0 }],
+      [1, { kind: 'open', startedAt: 0, regionsDown: 1 }],
       [3, { kind: 'recovering', since: 20 * S }],
       [5, { kind: 'closed', endedAt: 20 * S }],
     ]);
@@ -60,7 +65,7 @@ describe('incident rule', () => {
     const rule = one({ recoveryPeriodMs: 60 * S });
     const { log, state } = run(rule, local('down', 'down', 'up', 'up', 'down', 'down', 'up', 'up'));
     assert.deepEqual(log, [
-      [1, { kind: 'open', startedAt: 0 }],
+      [1, { kind: 'open', startedAt: 0, regionsDown: 1 }],
       [3, { kind: 'recovering', since: 20 * S }],
       [5, { kind: 'relapsed', stretch: { from: 20 * S, until: 40 * S } }],
       [7, { kind: 'recovering', since: 60 * S }],

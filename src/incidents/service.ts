@@ -1,0 +1,110 @@
+// Incidents read and acted on by people: list, detail, acknowledge, resolve. Every change is
+// audited with the acting user or token and noted on the incident's timeline.
+import type { Db, Executor } from '../db/db.js';
+import { writeAudit } from '../shared/audit.js';
+import { userIdOf, type Actor, type Clock, type OrgRef } from '../shared/context.js';
+import { AppError } from '../shared/errors.js';
+import { isUuid, newId } from '../shared/ids.js';
+import type { IncidentT, ListIncidents } from './schema.js';
+
+export interface IncidentsCtx { db: Db; clock: Clock; actor: Actor; org: OrgRef }
+
+interface IncidentRow {
+  id: string; org_id: string; source: IncidentT['source']; status: IncidentT['status']; target_id: string | null;
+  title: string | null; public_title: string | null; public_description: string | null; severity: string | null;
+  impact: IncidentT['impact']; counts_as_downtime: boolean; cause: string | null;
+  started_at: Date; ended_at: Date | null; recovering_since: Date | null; recovered: { from: string; until: string }[];
+  acknowledged_at: Date | null; acknowledged_by: string | null; resolved_at: Date | null; resolved_by: string | null;
+  created_at: Date; updated_at: Date;
+}
+
+const iso = (d: Date | null): string | null => d?.toISOString() ?? null;
+
+export function toIncident(r: IncidentRow): IncidentT {
+  return {
+    id: r.id, source: r.source, status: r.status, target_id: r.target_id, title: r.title, public_title: r.public_title,
+    public_description: r.public_description, severity: r.severity, impact: r.impact, counts_as_downtime: r.counts_as_downtime,
+    cause: r.cause, started_at: r.started_at.toISOString(), ended_at: iso(r.ended_at), recovering_since: iso(r.recovering_since),
+    recovered: r.recovered, acknowledged_at: iso(r.acknowledged_at), acknowledged_by: r.acknowledged_by,
+    resolved_at: iso(r.resolved_at), resolved_by: r.resolved_by, created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString(),
+  };
+}
+
+async function incidentRow(db: Executor, orgId: string, id: string, lock = false): Promise<IncidentRow> {
+  const [row] = isUuid(id)
+    ? await db.query<IncidentRow>(`SELECT * FROM incidents WHERE id = $1 AND org_id = $2${lock ? ' FOR UPDATE' : ''}`, [id, orgId])
+    : [];
+  if (!row) throw new AppError(404, 'NOT_FOUND', 'no such incident');
+  return row;
+}
+
+export async function listIncidents(ctx: IncidentsCtx, query: ListIncidents) {
+  const { limit = 50, offset = 0, status = 'all' } = query;
+  const params: unknown[] = [ctx.org.id];
+  let where = 'org_id = $1';
+  if (status !== 'all') where += ` AND status = $${params.push(status)}`;
+  if (query.target_id) where += ` AND target_id = $${params.push(query.target_id)}`;
+  const [rows, [count]] = await Promise.all([
+    ctx.db.query<IncidentRow>(`SELECT * FROM incidents WHERE ${where} ORDER BY started_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`, [...params, limit, offset]),
+    ctx.db.query<{ total: number }>(`SELECT count(*)::int AS total FROM incidents WHERE ${where}`, params),
+  ]);
+  return { incidents: rows.map(toIncident), total: count!.total, limit, offset };
+}
+
+export async function getIncident(ctx: IncidentsCtx, id: string) {
+  const row = await incidentRow(ctx.db, ctx.org.id, id);
+  const timeline = await ctx.db.query<{ at: Date; kind: string; message: string | null; actor_user_id: string | null }>(
+    'SELECT at, kind, message, actor_user_id FROM incident_events WHERE incident_id = $1 ORDER BY at, id', [id]);
+  return { ...toIncident(row), timeline: timeline.map((e) => ({ ...e, at: e.at.toISOString() })) };
+}
+
+/**
+ * Locks what the engine locks, in its order (the monitor's streaks, then the incident), so a
+ * person acting while results are being judged waits instead of deadlocking.
+ */
+async function lockIncident(tx: Executor, orgId: string, id: string): Promise<IncidentRow> {
+  const seen = await incidentRow(tx, orgId, id);
+  if (seen.target_id) await tx.query('SELECT 1 FROM alert_streaks WHERE target_id = $1 ORDER BY region FOR UPDATE', [seen.target_id]);
+  return incidentRow(tx, orgId, id, true);
+}
+
+async function note(tx: Executor, ctx: IncidentsCtx, incidentId: string, kind: string, now: Date): Promise<void> {
+  await tx.query('INSERT INTO incident_events (id, incident_id, at, kind, actor_user_id) VALUES ($1, $2, $3, $4, $5)',
+    [newId(), incidentId, now, kind, userIdOf(ctx.actor)]);
+  await writeAudit(tx, ctx.actor, { action: `incident.${kind}`, orgId: ctx.org.id, accountId: ctx.org.accountId, entityType: 'incident', entityId: incidentId });
+}
+
+/** Stops reminders. Acknowledging twice changes nothing; a resolved incident is 409. */
+export async function acknowledgeIncident(ctx: IncidentsCtx, id: string): Promise<IncidentT> {
+  return ctx.db.transaction(async (tx) => {
+    const row = await lockIncident(tx, ctx.org.id, id);
+    if (row.status === 'resolved') throw new AppError(409, 'CONFLICT', 'the incident is resolved');
+    if (row.acknowledged_at) return toIncident(row);
+    const now = ctx.clock.now();
+    const [updated] = await tx.query<IncidentRow>(
+      'UPDATE incidents SET acknowledged_at = $2, acknowledged_by = $3, updated_at = $2 WHERE id = $1 RETURNING *', [id, now, userIdOf(ctx.actor)]);
+    await note(tx, ctx, id, 'acknowledged', now);
+    return toIncident(updated!);
+  });
+}
+
+/**
+ * Closes it now. A monitor that is still failing opens a new incident only after
+ * `alert_confirmations` further failures: its failing streaks start again. Resolving twice
+ * changes nothing.
+ */
+export async function resolveIncident(ctx: IncidentsCtx, id: string): Promise<IncidentT> {
+  return ctx.db.transaction(async (tx) => {
+    const row = await lockIncident(tx, ctx.org.id, id);
+    if (row.status === 'resolved') return toIncident(row);
+    const now = ctx.clock.now();
+    const [updated] = await tx.query<IncidentRow>(
+      `UPDATE incidents SET status = 'resolved', resolved_at = $2, resolved_by = $3, ended_at = $2, recovering_since = NULL, updated_at = $2
+        WHERE id = $1 RETURNING *`, [id, now, userIdOf(ctx.actor)]);
+    if (row.source === 'monitor' && row.target_id) {
+      await tx.query('UPDATE alert_streaks SET failing = 0, failing_since = NULL WHERE target_id = $1', [row.target_id]);
+    }
+    await note(tx, ctx, id, 'resolved', now);
+    return toIncident(updated!);
+  });
+}

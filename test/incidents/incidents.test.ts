@@ -1,0 +1,165 @@
+// The incident engine over a real store and the incidents API over HTTP: confirmations, the
+// recovery wait and relapses, acknowledge and resolve, manual monitors, maintenance suppression,
+// tenancy and scopes, and one incident however many writers judge a monitor's results.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { CheckResultRecord } from '../../src/results/types.js';
+import { createTenantWithToken, createToken, startTestApp, type Tenant, type TestApp } from '../helpers/app.js';
+import { client, expectError, httpTarget, type Api, type Json } from '../targets/helpers.js';
+
+const S = 1000;
+
+describe('incidents', () => {
+  let t: TestApp;
+  let api: Api;
+  let tenant: Tenant & { token: string };
+  before(async () => {
+    t = await startTestApp();
+    tenant = await createTenantWithToken(t, { plan: 'team' });
+    api = client(t, tenant.token);
+  });
+  after(async () => { await t.close(); });
+
+  const monitor = async (extra: Json = {}): Promise<string> => {
+    const res = await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 2, recovery_period_secs: 60, ...extra }));
+    assert.equal(res.statusCode, 201, res.body);
+    return res.json().id as string;
+  };
+  // Results are dated from two hours ago onwards, each call after the last, `step` apart.
+  let next = Date.now() - 2 * 3600 * S;
+  const feed = async (targetId: string, statuses: CheckResultRecord['status'][], { step = 10 * S, region = 'local', writer = t } = {}): Promise<void> => {
+    const start = next;
+    next += statuses.length * step;
+    statuses.forEach((status, i) => writer.services.results.push({
+      targetId, orgId: tenant.orgId, region, status, duration_ms: 5, error: status === 'up' ? null : `HTTP 500 (${i})`,
+      checkedAt: new Date(start + i * step), staleAfterMs: 30 * S,
+    }));
+    await writer.services.results.flush();
+  };
+  const incidentsOf = async (targetId: string): Promise<Json[]> => {
+    const res = await api('GET', `/api/v1/incidents?target_id=${targetId}`);
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json().incidents;
+  };
+  const detail = async (id: string): Promise<Json> => (await api('GET', `/api/v1/incidents/${id}`)).json();
+
+  it('opens after alert_confirmations failures and closes after the recovery period, dated to its start', async () => {
+    const id = await monitor();
+    await feed(id, ['up', 'down']);
+    assert.deepEqual(await incidentsOf(id), [], 'one failure is not confirmed');
+    await feed(id, ['down']);
+    const [open] = await incidentsOf(id);
+    assert.deepEqual([open.status, open.source, open.impact, open.target_id, open.cause, open.ended_at], ['open', 'monitor', 'major_outage', id, 'HTTP 500 (0)', null]);
+    assert.equal(open.title, 'web is down');
+
+    // Two passes start the recovery; it closes once it has lasted 60 s, dated to its first pass.
+    await feed(id, ['up', 'up'], { step: 20 * S });
+    const [waiting] = await incidentsOf(id);
+    assert.equal(waiting.status, 'open');
+    assert.ok(waiting.recovering_since);
+    await feed(id, ['up', 'up', 'up'], { step: 30 * S });
+    const [closed] = await incidentsOf(id);
+    assert.equal(closed.status, 'resolved');
+    assert.equal(closed.ended_at, waiting.recovering_since);
+    assert.equal(closed.recovering_since, null);
+    assert.equal(closed.resolved_by, null, 'closed by the engine, not a person');
+    assert.deepEqual((await detail(closed.id)).timeline.map((e: Json) => e.kind), ['opened', 'recovering', 'closed']);
+  });
+
+  it('keeps one incident through a failure confirmed during the recovery wait', async () => {
+    const id = await monitor({ recovery_period_secs: 600 });
+    await feed(id, ['down', 'down', 'up', 'up', 'down', 'down', 'up', 'up']);
+    const all = await incidentsOf(id);
+    assert.equal(all.length, 1);
+    assert.equal(all[0].recovered.length, 1);
+    assert.ok(Date.parse(all[0].recovered[0].from) < Date.parse(all[0].recovered[0].until));
+    assert.ok(all[0].recovering_since);
+    assert.deepEqual((await detail(all[0].id)).timeline.map((e: Json) => e.kind), ['opened', 'recovering', 'relapsed', 'recovering']);
+  });
+
+  it('acknowledge and resolve: by whom, once, audited; a resolved monitor needs fresh confirmations', async () => {
+    const id = await monitor();
+    await feed(id, ['down', 'down']);
+    const [open] = await incidentsOf(id);
+    const acked = await api('POST', `/api/v1/incidents/${open.id}/acknowledge`);
+    assert.equal(acked.statusCode, 200, acked.body);
+    assert.equal(acked.json().acknowledged_by, tenant.userId);
+    const again = (await api('POST', `/api/v1/incidents/${open.id}/acknowledge`)).json();
+    assert.equal(again.acknowledged_at, acked.json().acknowledged_at, 'acknowledging twice changes nothing');
+
+    const resolved = (await api('POST', `/api/v1/incidents/${open.id}/resolve`)).json();
+    assert.deepEqual([resolved.status, resolved.resolved_by], ['resolved', tenant.userId]);
+    assert.equal(resolved.ended_at, resolved.resolved_at);
+    assert.equal((await api('POST', `/api/v1/incidents/${open.id}/resolve`)).json().resolved_at, resolved.resolved_at);
+    expectError(await api('POST', `/api/v1/incidents/${open.id}/acknowledge`), 409, 'CONFLICT');
+    const audit = await t.services.db.query<{ action: string }>('SELECT action FROM audit_log WHERE entity_id = $1 ORDER BY created_at', [open.id]);
+    assert.deepEqual(audit.map((a) => a.action), ['incident.acknowledged', 'incident.resolved']);
+
+    await feed(id, ['down']);
+    assert.equal((await incidentsOf(id)).length, 1, 'still failing, but not confirmed again yet');
+    await feed(id, ['down']);
+    const after = await incidentsOf(id);
+    assert.equal(after.length, 2);
+    assert.equal(after.filter((i) => i.status === 'open').length, 1);
+  });
+
+  it('manual monitors: a state set opens at once, a worse one raises it with the note as cause, up closes it', async () => {
+    const res = await api('POST', '/api/v1/targets', { name: 'billing', check: { type: 'manual' } });
+    assert.equal(res.statusCode, 201, res.body);
+    const id = res.json().id as string;
+    assert.equal((await api('PUT', `/api/v1/targets/${id}/state`, { status: 'degraded', note: 'slow invoices' })).statusCode, 200);
+    const [opened] = await incidentsOf(id);
+    assert.deepEqual([opened.status, opened.impact, opened.cause, opened.title], ['open', 'degraded', 'slow invoices', 'billing is degraded']);
+    await api('PUT', `/api/v1/targets/${id}/state`, { status: 'down', note: 'invoices failing' });
+    const [raised] = await incidentsOf(id);
+    assert.equal(raised.id, opened.id, 'the same incident');
+    assert.deepEqual([raised.impact, raised.cause], ['major_outage', 'invoices failing']);
+    await api('PUT', `/api/v1/targets/${id}/state`, { status: 'up' });
+    const [closed] = await incidentsOf(id);
+    assert.equal(closed.status, 'resolved');
+    assert.deepEqual((await detail(closed.id)).timeline.map((e: Json) => e.kind), ['opened', 'raised', 'recovering', 'closed']);
+  });
+
+  it('opens nothing under a maintenance window that suppresses alerts', async () => {
+    const covered = await monitor();
+    const bare = await monitor();
+    const now = Date.now();
+    const window = await api('POST', '/api/v1/maintenance', {
+      title: 'db upgrade', starts_at: new Date(now - 3 * 3600 * S).toISOString(), ends_at: new Date(now + 3600 * S).toISOString(), components: [covered],
+    });
+    assert.equal(window.statusCode, 201, window.body);
+    await feed(covered, ['down', 'down', 'down']);
+    await feed(bare, ['down', 'down']);
+    assert.deepEqual(await incidentsOf(covered), []);
+    assert.equal((await incidentsOf(bare)).length, 1);
+  });
+
+  it('hides other orgs\' incidents and needs incidents:write to act', async () => {
+    const id = await monitor();
+    await feed(id, ['down', 'down']);
+    const [open] = await incidentsOf(id);
+    const other = client(t, (await createTenantWithToken(t, { plan: 'team' })).token);
+    expectError(await other('GET', `/api/v1/incidents/${open.id}`), 404, 'NOT_FOUND');
+    expectError(await other('POST', `/api/v1/incidents/${open.id}/resolve`), 404, 'NOT_FOUND');
+    assert.equal((await other('GET', '/api/v1/incidents')).json().total, 0);
+    expectError(await api('GET', '/api/v1/incidents/not-an-id'), 404, 'NOT_FOUND');
+    const reader = client(t, await createToken(t, tenant.userId, { orgId: tenant.orgId, scopes: ['incidents:read'] }));
+    assert.equal((await reader('GET', `/api/v1/incidents/${open.id}`)).statusCode, 200);
+    expectError(await reader('POST', `/api/v1/incidents/${open.id}/acknowledge`), 403, 'INSUFFICIENT_SCOPE');
+    const openOnly = (await api('GET', '/api/v1/incidents?status=open&limit=1')).json();
+    assert.equal(openOnly.incidents.length, 1);
+    assert.ok(openOnly.total >= 1);
+  });
+
+  it('opens one incident however many writers judge the same monitor at once', async () => {
+    const second = await startTestApp({ store: t.store });
+    try {
+      const id = await monitor({ alert_confirmations: 1 });
+      await Promise.all([feed(id, ['down', 'down']), feed(id, ['down', 'down'], { region: 'other', writer: second })]);
+      const all = await incidentsOf(id);
+      assert.equal(all.length, 1);
+    } finally {
+      await second.close();
+    }
+  });
+});
