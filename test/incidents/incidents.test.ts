@@ -41,6 +41,12 @@ describe('incidents', () => {
     assert.equal(res.statusCode, 200, res.body);
     return res.json().incidents;
   };
+  /** The monitor's latest incident; fails the test when there is none. */
+  const latest = async (targetId: string): Promise<Json> => {
+    const first = await latest(targetId);
+    assert.ok(first, 'an incident');
+    return first;
+  };
   const detail = async (id: string): Promise<Json> => (await api('GET', `/api/v1/incidents/${id}`)).json();
 
   it('opens after alert_confirmations failures and closes after the recovery period, dated to its start', async () => {
@@ -48,17 +54,17 @@ describe('incidents', () => {
     await feed(id, ['up', 'down']);
     assert.deepEqual(await incidentsOf(id), [], 'one failure is not confirmed');
     await feed(id, ['down']);
-    const [open] = await incidentsOf(id);
+    const open = await latest(id);
     assert.deepEqual([open.status, open.source, open.impact, open.target_id, open.cause, open.ended_at], ['open', 'monitor', 'major_outage', id, 'HTTP 500 (0)', null]);
     assert.equal(open.title, 'web is down');
 
     // Two passes start the recovery; it closes once it has lasted 60 s, dated to its first pass.
     await feed(id, ['up', 'up'], { step: 20 * S });
-    const [waiting] = await incidentsOf(id);
+    const waiting = await latest(id);
     assert.equal(waiting.status, 'open');
     assert.ok(waiting.recovering_since);
     await feed(id, ['up', 'up', 'up'], { step: 30 * S });
-    const [closed] = await incidentsOf(id);
+    const closed = await latest(id);
     assert.equal(closed.status, 'resolved');
     assert.equal(closed.ended_at, waiting.recovering_since);
     assert.equal(closed.recovering_since, null);
@@ -71,16 +77,16 @@ describe('incidents', () => {
     await feed(id, ['down', 'down', 'up', 'up', 'down', 'down', 'up', 'up']);
     const all = await incidentsOf(id);
     assert.equal(all.length, 1);
-    assert.equal(all[0].recovered.length, 1);
-    assert.ok(Date.parse(all[0].recovered[0].from) < Date.parse(all[0].recovered[0].until));
-    assert.ok(all[0].recovering_since);
-    assert.deepEqual((await detail(all[0].id)).timeline.map((e: Json) => e.kind), ['opened', 'recovering', 'relapsed', 'recovering']);
+    assert.equal(all[0]!.recovered.length, 1);
+    assert.ok(Date.parse(all[0]!.recovered[0].from) < Date.parse(all[0]!.recovered[0].until));
+    assert.ok(all[0]!.recovering_since);
+    assert.deepEqual((await detail(all[0]!.id)).timeline.map((e: Json) => e.kind), ['opened', 'recovering', 'relapsed', 'recovering']);
   });
 
   it('acknowledge and resolve: by whom, once, audited; a resolved monitor needs fresh confirmations', async () => {
     const id = await monitor();
     await feed(id, ['down', 'down']);
-    const [open] = await incidentsOf(id);
+    const open = await latest(id);
     const acked = await api('POST', `/api/v1/incidents/${open.id}/acknowledge`);
     assert.equal(acked.statusCode, 200, acked.body);
     assert.equal(acked.json().acknowledged_by, tenant.userId);
@@ -108,14 +114,14 @@ describe('incidents', () => {
     assert.equal(res.statusCode, 201, res.body);
     const id = res.json().id as string;
     assert.equal((await api('PUT', `/api/v1/targets/${id}/state`, { status: 'degraded', note: 'slow invoices' })).statusCode, 200);
-    const [opened] = await incidentsOf(id);
+    const opened = await latest(id);
     assert.deepEqual([opened.status, opened.impact, opened.cause, opened.title], ['open', 'degraded', 'slow invoices', 'billing is degraded']);
     await api('PUT', `/api/v1/targets/${id}/state`, { status: 'down', note: 'invoices failing' });
-    const [raised] = await incidentsOf(id);
+    const raised = await latest(id);
     assert.equal(raised.id, opened.id, 'the same incident');
     assert.deepEqual([raised.impact, raised.cause], ['major_outage', 'invoices failing']);
     await api('PUT', `/api/v1/targets/${id}/state`, { status: 'up' });
-    const [closed] = await incidentsOf(id);
+    const closed = await latest(id);
     assert.equal(closed.status, 'resolved');
     assert.deepEqual((await detail(closed.id)).timeline.map((e: Json) => e.kind), ['opened', 'raised', 'recovering', 'closed']);
   });
@@ -137,7 +143,7 @@ describe('incidents', () => {
   it('hides other orgs\' incidents and needs incidents:write to act', async () => {
     const id = await monitor();
     await feed(id, ['down', 'down']);
-    const [open] = await incidentsOf(id);
+    const open = await latest(id);
     const other = client(t, (await createTenantWithToken(t, { plan: 'team' })).token);
     expectError(await other('GET', `/api/v1/incidents/${open.id}`), 404, 'NOT_FOUND');
     expectError(await other('POST', `/api/v1/incidents/${open.id}/resolve`), 404, 'NOT_FOUND');
