@@ -43,7 +43,7 @@ describe('incidents', () => {
   };
   /** The monitor's latest incident; fails the test when there is none. */
   const latest = async (targetId: string): Promise<Json> => {
-    const first = await latest(targetId);
+    const [first] = await incidentsOf(targetId);
     assert.ok(first, 'an incident');
     return first;
   };
