@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { addRoute, IdParams } from '../http/route.js';
 import type { Services } from '../services.js';
-import { Incident, IncidentDetail, IncidentList, ListIncidentsQuery } from './schema.js';
-import { acknowledgeIncident, getIncident, listIncidents, resolveIncident, type IncidentsCtx } from './service.js';
+import { Incident, IncidentDetail, IncidentList, IncidentPeriodList, ListIncidentsQuery, TargetIncidentsQuery } from './schema.js';
+import { acknowledgeIncident, getIncident, listIncidents, resolveIncident, targetIncidentPeriods, type IncidentsCtx } from './service.js';
 
 const TAGS = ['incidents'];
 const BASE = '/api/v1/incidents';
@@ -45,5 +45,14 @@ export function registerIncidentRoutes(app: FastifyInstance, services: Services)
     params: IdParams,
     response: { 200: Incident },
     handler: async (request) => resolveIncident(ctx(request), request.params.id),
+  });
+
+  addRoute(app, {
+    method: 'GET', url: '/api/v1/targets/:id/incidents', auth: 'user', scope: 'targets:read', tags: ['targets'],
+    summary: "A monitor's incident history",
+    description: 'Coalesced periods: incidents of the monitor that overlap merge into one period. Periods overlapping `[from, to]` (default: the plan\'s `retention_days` up to now), newest first; `ongoing_only` keeps the period still open. `from` after `to` is 400 `VALIDATION_FAILED`.',
+    params: IdParams, querystring: TargetIncidentsQuery,
+    response: { 200: IncidentPeriodList },
+    handler: async (request) => targetIncidentPeriods({ ...ctx(request), plan: request.auth!.plan! }, request.params.id, request.query),
   });
 }

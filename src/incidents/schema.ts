@@ -55,3 +55,22 @@ export const IncidentList = listOf('incidents', Incident, { order: 'Latest start
 
 export type IncidentT = Static<typeof Incident>;
 export type ListIncidents = Static<typeof ListIncidentsQuery>;
+
+export const TargetIncidentsQuery = Type.Object({
+  ...Pagination,
+  from: Type.Optional(Type.String({ format: 'date-time', description: 'Periods that end after this (or are ongoing); raised to the plan\'s `retention_days`.' })),
+  to: Type.Optional(Type.String({ format: 'date-time', description: 'Periods that start before this; default now.' })),
+  ongoing_only: Type.Optional(Type.Boolean({ description: 'Only the period still open.' })),
+});
+
+export const IncidentPeriod = Type.Object({
+  started_at: Type.String({ format: 'date-time' }),
+  ended_at: nullable(Type.String({ format: 'date-time', description: 'Null while ongoing.' })),
+  ongoing: Type.Boolean(),
+  impact: Incident.properties.impact,
+  incident_ids: Type.Array(Type.String({ format: 'uuid' }), { description: 'The incidents merged into this period, oldest first.' }),
+}, { additionalProperties: false, description: 'Overlapping incidents of the monitor merged into one period, at the worst impact among them.' });
+
+export const IncidentPeriodList = listOf('incidents', IncidentPeriod, { order: 'Latest start first.', total: 'Periods in the range.' });
+
+export type TargetIncidents = Static<typeof TargetIncidentsQuery>;

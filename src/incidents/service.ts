@@ -5,7 +5,9 @@ import { writeAudit } from '../shared/audit.js';
 import { userIdOf, type Actor, type Clock, type OrgRef } from '../shared/context.js';
 import { AppError } from '../shared/errors.js';
 import { isUuid, newId } from '../shared/ids.js';
-import type { IncidentT, ListIncidents } from './schema.js';
+import type { EffectivePlan } from '../plans/service.js';
+import { getTargetRowInOrg } from '../targets/service.js';
+import type { IncidentT, ListIncidents, TargetIncidents } from './schema.js';
 
 export interface IncidentsCtx { db: Db; clock: Clock; actor: Actor; org: OrgRef }
 
@@ -107,4 +109,47 @@ export async function resolveIncident(ctx: IncidentsCtx, id: string): Promise<In
     await note(tx, ctx, id, 'resolved', now);
     return toIncident(updated!);
   });
+}
+
+const IMPACT_ORDER: IncidentT['impact'][] = ['degraded', 'partial_outage', 'major_outage'];
+const DAY_MS = 86_400_000;
+
+/**
+ * A monitor's incident history as periods: incidents that overlap merge into one, at the worst
+ * impact among them. Newest first; `ongoing_only` keeps the open one.
+ */
+export async function targetIncidentPeriods(ctx: IncidentsCtx & { plan: EffectivePlan }, targetId: string, query: TargetIncidents) {
+  await getTargetRowInOrg(ctx.db, ctx.org.id, targetId);
+  const { limit = 50, offset = 0 } = query;
+  const now = ctx.clock.now().getTime();
+  const retention = ctx.plan.caps.retention_days;
+  const oldest = retention === null ? 0 : now - retention * DAY_MS;
+  const from = Math.max(query.from ? Date.parse(query.from) : oldest, oldest);
+  const to = query.to ? Date.parse(query.to) : now;
+  if (from > to) throw new AppError(400, 'VALIDATION_FAILED', 'from: must not be after to', { field: 'from' });
+  const rows = await ctx.db.query<{ id: string; started_at: Date; ended_at: Date | null; impact: IncidentT['impact'] }>(
+    `SELECT id, started_at, ended_at, impact FROM incidents
+      WHERE org_id = $1 AND target_id = $2 AND started_at < $4 AND (ended_at IS NULL OR ended_at > $3)
+      ORDER BY started_at, id`, [ctx.org.id, targetId, new Date(from), new Date(to)]);
+  const periods: { started_at: string; ended_at: string | null; ongoing: boolean; impact: IncidentT['impact']; incident_ids: string[]; end: number }[] = [];
+  for (const row of rows) {
+    const end = row.ended_at?.getTime() ?? Infinity;
+    const last = periods.at(-1);
+    if (last && row.started_at.getTime() <= last.end) {
+      last.incident_ids.push(row.id);
+      if (IMPACT_ORDER.indexOf(row.impact) > IMPACT_ORDER.indexOf(last.impact)) last.impact = row.impact;
+      if (end > last.end) {
+        last.end = end;
+        last.ended_at = row.ended_at?.toISOString() ?? null;
+        last.ongoing = row.ended_at === null;
+      }
+    } else {
+      periods.push({ started_at: row.started_at.toISOString(), ended_at: row.ended_at?.toISOString() ?? null, ongoing: row.ended_at === null, impact: row.impact, incident_ids: [row.id], end });
+    }
+  }
+  const chosen = periods.filter((p) => !query.ongoing_only || p.ongoing).reverse();
+  return {
+    incidents: chosen.slice(offset, offset + limit).map(({ end: _end, ...period }) => period),
+    total: chosen.length, limit, offset,
+  };
 }

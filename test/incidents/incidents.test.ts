@@ -126,6 +126,26 @@ describe('incidents', () => {
     assert.deepEqual((await detail(closed.id)).timeline.map((e: Json) => e.kind), ['opened', 'raised', 'recovering', 'closed']);
   });
 
+  it('lists a monitor\'s incident history as periods, newest first, ongoing_only keeping the open one', async () => {
+    const id = await monitor({ recovery_period_secs: 0 });
+    await feed(id, ['down', 'down', 'up', 'up', 'down', 'down']);
+    const history = await api('GET', `/api/v1/targets/${id}/incidents`);
+    assert.equal(history.statusCode, 200, history.body);
+    const body = history.json();
+    assert.equal(body.total, 2);
+    assert.deepEqual(body.incidents.map((p: Json) => p.ongoing), [true, false]);
+    assert.equal(body.incidents[0].ended_at, null);
+    assert.ok(Date.parse(body.incidents[1].ended_at) <= Date.parse(body.incidents[0].started_at));
+    assert.equal(body.incidents[1].incident_ids.length, 1);
+    const ongoing = (await api('GET', `/api/v1/targets/${id}/incidents?ongoing_only=true`)).json();
+    assert.deepEqual([ongoing.total, ongoing.incidents[0].impact], [1, 'major_outage']);
+    const paged = (await api('GET', `/api/v1/targets/${id}/incidents?limit=1&offset=1`)).json();
+    assert.deepEqual([paged.total, paged.incidents.length, paged.incidents[0].ongoing], [2, 1, false]);
+    expectError(await api('GET', `/api/v1/targets/${id}/incidents?from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z`), 400, 'VALIDATION_FAILED', 'from');
+    const other = client(t, (await createTenantWithToken(t, { plan: 'team' })).token);
+    expectError(await other('GET', `/api/v1/targets/${id}/incidents`), 404, 'NOT_FOUND');
+  });
+
   it('opens nothing under a maintenance window that suppresses alerts', async () => {
     const covered = await monitor();
     const bare = await monitor();
