@@ -1,8 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { addRoute, IdParams } from '../http/route.js';
 import type { Services } from '../services.js';
-import { Incident, IncidentDetail, IncidentList, IncidentPeriodList, ListIncidentsQuery, TargetIncidentsQuery } from './schema.js';
-import { acknowledgeIncident, getIncident, listIncidents, resolveIncident, targetIncidentPeriods, type IncidentsCtx } from './service.js';
+import {
+  DeclareIncidentBody, Incident, IncidentDetail, IncidentList, IncidentPeriodList, INCIDENT_UPDATE_MAX_CHARS, ListIncidentsQuery, PatchIncidentBody,
+  PostIncidentUpdateBody, TargetIncidentsQuery,
+} from './schema.js';
+import {
+  acknowledgeIncident, declareIncident, getIncident, listIncidents, narrateIncident, postIncidentUpdate, resolveIncident, targetIncidentPeriods,
+  type IncidentsCtx,
+} from './service.js';
 
 const TAGS = ['incidents'];
 const BASE = '/api/v1/incidents';
@@ -20,6 +26,36 @@ export function registerIncidentRoutes(app: FastifyInstance, services: Services)
     querystring: ListIncidentsQuery,
     response: { 200: IncidentList },
     handler: async (request) => listIncidents(ctx(request), request.query),
+  });
+
+  addRoute(app, {
+    method: 'POST', url: BASE, auth: 'user', scope: 'incidents:write', tags: TAGS,
+    summary: 'Declare an incident',
+    description: 'An incident a person opens (`source: declared`): open from now until resolved. Answers 201 with `Location` and the incident with its timeline. Audited as `incident.declared`.',
+    body: DeclareIncidentBody,
+    response: { 201: IncidentDetail },
+    handler: async (request, reply) => {
+      const incident = await declareIncident(ctx(request), request.body);
+      return reply.code(201).header('location', `${BASE}/${incident.id}`).send(incident);
+    },
+  });
+
+  addRoute(app, {
+    method: 'PATCH', url: `${BASE}/:id`, auth: 'user', scope: 'incidents:write', tags: TAGS, errors: [403, 422],
+    summary: "Narrate an incident",
+    description: '`title`, `public_title`, `public_description`, `severity`; `counts_as_downtime` on declared incidents only (a monitor incident is 422 `VALIDATION_FAILED`). JSON `null` clears a field, an omitted one stays; a declared incident\'s `title` cannot be cleared (400 `VALIDATION_FAILED`). Needs a plan with incident narration (403 `INCIDENT_NARRATION_DISABLED`). Audited as `incident.narrated`.',
+    params: IdParams, body: PatchIncidentBody,
+    response: { 200: IncidentDetail },
+    handler: async (request) => narrateIncident({ ...ctx(request), plan: request.auth!.plan! }, request.params.id, request.body),
+  });
+
+  addRoute(app, {
+    method: 'POST', url: `${BASE}/:id/updates`, auth: 'user', scope: 'incidents:write', tags: TAGS, errors: [403],
+    summary: 'Post an incident update',
+    description: `\`phase\` (\`investigating\`, \`identified\`, \`monitoring\`, \`resolved\`, \`postmortem\`) and \`message\` (1-${INCIDENT_UPDATE_MAX_CHARS} characters). \`resolved\` on an open incident also resolves it. Answers 201 with the incident, updates oldest first. Needs a plan with incident narration (403 \`INCIDENT_NARRATION_DISABLED\`). Audited as \`incident.update_posted\`.`,
+    params: IdParams, body: PostIncidentUpdateBody,
+    response: { 201: IncidentDetail },
+    handler: async (request, reply) => reply.code(201).send(await postIncidentUpdate({ ...ctx(request), plan: request.auth!.plan! }, request.params.id, request.body)),
   });
 
   addRoute(app, {

@@ -41,8 +41,18 @@ export const TimelineEntry = Type.Object({
   actor_user_id: nullable(Type.String({ format: 'uuid', description: 'Who did it; null for the engine.' })),
 }, { additionalProperties: false });
 
+export const IncidentUpdate = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  phase: Type.String(),
+  message: Type.String(),
+  created_by: nullable(Type.String({ format: 'uuid' })),
+  created_at: Type.String({ format: 'date-time' }),
+}, { additionalProperties: false });
+
 export const IncidentDetail = Type.Composite([Incident, Type.Object({
+  target_ids: Type.Array(Type.String({ format: 'uuid' }), { description: 'The monitors it concerns: a monitor incident\'s own, or those a declared one names.' }),
   timeline: Type.Array(TimelineEntry, { description: 'The internal timeline, oldest first.' }),
+  updates: Type.Array(IncidentUpdate, { description: 'Public updates, oldest first.' }),
 })], { additionalProperties: false });
 
 export const ListIncidentsQuery = Type.Object({
@@ -74,3 +84,39 @@ export const IncidentPeriod = Type.Object({
 export const IncidentPeriodList = listOf('incidents', IncidentPeriod, { order: 'Latest start first.', total: 'Periods in the range.' });
 
 export type TargetIncidents = Static<typeof TargetIncidentsQuery>;
+
+export const SEVERITIES = ['critical', 'major', 'minor'] as const;
+export const UPDATE_PHASES = ['investigating', 'identified', 'monitoring', 'resolved', 'postmortem'] as const;
+export const INCIDENT_UPDATE_MAX_CHARS = 2000;
+export const INCIDENT_TARGETS_MAX = 1000;
+
+const Severity = Type.Union(SEVERITIES.map((s) => Type.Literal(s)), {
+  description: '`critical`, `major` or `minor`. A declared incident\'s impact follows it: `major_outage`, `partial_outage`, `degraded`.',
+});
+const Title = Type.String({ minLength: 1, maxLength: 200, description: '1-200 characters, trimmed.' });
+
+export const DeclareIncidentBody = Type.Object({
+  title: Title,
+  severity: Severity,
+  target_ids: Type.Optional(Type.Array(Type.String(), { maxItems: INCIDENT_TARGETS_MAX, description: `Monitors of the org it concerns (at most ${INCIDENT_TARGETS_MAX}, no duplicates; 400 \`VALIDATION_FAILED\` naming \`target_ids[i]\`).` })),
+  counts_as_downtime: Type.Optional(Type.Boolean({ description: 'Default false: a declared incident counts against uptime only when it says so.' })),
+}, { additionalProperties: false });
+
+export const PatchIncidentBody = Type.Object({
+  title: Type.Optional(nullable(Title)),
+  public_title: Type.Optional(nullable(Type.String({ maxLength: 200 }))),
+  public_description: Type.Optional(nullable(Type.String({ maxLength: 5000 }))),
+  severity: Type.Optional(nullable(Severity)),
+  counts_as_downtime: Type.Optional(Type.Boolean({ description: 'Declared incidents only: on a monitor incident 422 `VALIDATION_FAILED`.' })),
+}, { additionalProperties: false, description: 'JSON `null` clears a field; an omitted field is left alone; a declared incident\'s `title` cannot be cleared (400 `VALIDATION_FAILED`).' });
+
+export const PostIncidentUpdateBody = Type.Object({
+  phase: Type.Union(UPDATE_PHASES.map((p) => Type.Literal(p)), { description: '`resolved` on an open incident also resolves it, as `POST /incidents/{id}/resolve` does.' }),
+  message: Type.String({ minLength: 1, maxLength: INCIDENT_UPDATE_MAX_CHARS, description: `1-${INCIDENT_UPDATE_MAX_CHARS} characters.` }),
+}, { additionalProperties: false });
+
+
+
+export type DeclareIncident = Static<typeof DeclareIncidentBody>;
+export type PatchIncident = Static<typeof PatchIncidentBody>;
+export type PostIncidentUpdate = Static<typeof PostIncidentUpdateBody>;

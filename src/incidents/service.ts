@@ -7,7 +7,8 @@ import { AppError } from '../shared/errors.js';
 import { isUuid, newId } from '../shared/ids.js';
 import type { EffectivePlan } from '../plans/service.js';
 import { getTargetRowInOrg } from '../targets/service.js';
-import type { IncidentT, ListIncidents, TargetIncidents } from './schema.js';
+import { checkOwnMonitorIds } from '../targets/index.js';
+import type { DeclareIncident, IncidentT, ListIncidents, PatchIncident, PostIncidentUpdate, TargetIncidents } from './schema.js';
 
 export interface IncidentsCtx { db: Db; clock: Clock; actor: Actor; org: OrgRef }
 
@@ -45,7 +46,10 @@ export async function listIncidents(ctx: IncidentsCtx, query: ListIncidents) {
   const params: unknown[] = [ctx.org.id];
   let where = 'org_id = $1';
   if (status !== 'all') where += ` AND status = $${params.push(status)}`;
-  if (query.target_id) where += ` AND target_id = $${params.push(query.target_id)}`;
+  if (query.target_id) {
+    const at = params.push(query.target_id);
+    where += ` AND (target_id = $${at} OR id IN (SELECT incident_id FROM incident_targets WHERE target_id = $${at}))`;
+  }
   const [rows, [count]] = await Promise.all([
     ctx.db.query<IncidentRow>(`SELECT * FROM incidents WHERE ${where} ORDER BY started_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`, [...params, limit, offset]),
     ctx.db.query<{ total: number }>(`SELECT count(*)::int AS total FROM incidents WHERE ${where}`, params),
@@ -53,11 +57,21 @@ export async function listIncidents(ctx: IncidentsCtx, query: ListIncidents) {
   return { incidents: rows.map(toIncident), total: count!.total, limit, offset };
 }
 
-export async function getIncident(ctx: IncidentsCtx, id: string) {
-  const row = await incidentRow(ctx.db, ctx.org.id, id);
-  const timeline = await ctx.db.query<{ at: Date; kind: string; message: string | null; actor_user_id: string | null }>(
-    'SELECT at, kind, message, actor_user_id FROM incident_events WHERE incident_id = $1 ORDER BY at, id', [id]);
-  return { ...toIncident(row), timeline: timeline.map((e) => ({ ...e, at: e.at.toISOString() })) };
+export async function getIncident(ctx: Pick<IncidentsCtx, 'db' | 'org'>, id: string, db: Executor = ctx.db) {
+  const row = await incidentRow(db, ctx.org.id, id);
+  const [timeline, updates, named] = await Promise.all([
+    db.query<{ at: Date; kind: string; message: string | null; actor_user_id: string | null }>(
+      'SELECT at, kind, message, actor_user_id FROM incident_events WHERE incident_id = $1 ORDER BY at, id', [id]),
+    db.query<{ id: string; phase: string; message: string; created_by: string | null; created_at: Date }>(
+      'SELECT id, phase, message, created_by, created_at FROM incident_updates WHERE incident_id = $1 ORDER BY created_at, id', [id]),
+    db.query<{ target_id: string }>('SELECT target_id FROM incident_targets WHERE incident_id = $1 ORDER BY target_id', [id]),
+  ]);
+  return {
+    ...toIncident(row),
+    target_ids: row.target_id ? [row.target_id] : named.map((n) => n.target_id),
+    timeline: timeline.map((e) => ({ ...e, at: e.at.toISOString() })),
+    updates: updates.map((u) => ({ ...u, created_at: u.created_at.toISOString() })),
+  };
 }
 
 /**
@@ -70,10 +84,12 @@ async function lockIncident(tx: Executor, orgId: string, id: string): Promise<In
   return incidentRow(tx, orgId, id, true);
 }
 
-async function note(tx: Executor, ctx: IncidentsCtx, incidentId: string, kind: string, now: Date): Promise<void> {
+async function note(tx: Executor, ctx: IncidentsCtx, incidentId: string, kind: string, now: Date, details?: Record<string, unknown>): Promise<void> {
   await tx.query('INSERT INTO incident_events (id, incident_id, at, kind, actor_user_id) VALUES ($1, $2, $3, $4, $5)',
     [newId(), incidentId, now, kind, userIdOf(ctx.actor)]);
-  await writeAudit(tx, ctx.actor, { action: `incident.${kind}`, orgId: ctx.org.id, accountId: ctx.org.accountId, entityType: 'incident', entityId: incidentId });
+  await writeAudit(tx, ctx.actor, {
+    action: `incident.${kind}`, orgId: ctx.org.id, accountId: ctx.org.accountId, entityType: 'incident', entityId: incidentId, ...(details && { details }),
+  });
 }
 
 /** Stops reminders. Acknowledging twice changes nothing; a resolved incident is 409. */
@@ -96,19 +112,20 @@ export async function acknowledgeIncident(ctx: IncidentsCtx, id: string): Promis
  * changes nothing.
  */
 export async function resolveIncident(ctx: IncidentsCtx, id: string): Promise<IncidentT> {
-  return ctx.db.transaction(async (tx) => {
-    const row = await lockIncident(tx, ctx.org.id, id);
-    if (row.status === 'resolved') return toIncident(row);
-    const now = ctx.clock.now();
-    const [updated] = await tx.query<IncidentRow>(
-      `UPDATE incidents SET status = 'resolved', resolved_at = $2, resolved_by = $3, ended_at = $2, recovering_since = NULL, updated_at = $2
-        WHERE id = $1 RETURNING *`, [id, now, userIdOf(ctx.actor)]);
-    if (row.source === 'monitor' && row.target_id) {
-      await tx.query('UPDATE alert_streaks SET failing = 0, failing_since = NULL WHERE target_id = $1', [row.target_id]);
-    }
-    await note(tx, ctx, id, 'resolved', now);
-    return toIncident(updated!);
-  });
+  return ctx.db.transaction(async (tx) => resolveLocked(tx, ctx, await lockIncident(tx, ctx.org.id, id)));
+}
+
+async function resolveLocked(tx: Executor, ctx: IncidentsCtx, row: IncidentRow): Promise<IncidentT> {
+  if (row.status === 'resolved') return toIncident(row);
+  const now = ctx.clock.now();
+  const [updated] = await tx.query<IncidentRow>(
+    `UPDATE incidents SET status = 'resolved', resolved_at = $2, resolved_by = $3, ended_at = $2, recovering_since = NULL, updated_at = $2
+      WHERE id = $1 RETURNING *`, [row.id, now, userIdOf(ctx.actor)]);
+  if (row.source === 'monitor' && row.target_id) {
+    await tx.query('UPDATE alert_streaks SET failing = 0, failing_since = NULL WHERE target_id = $1', [row.target_id]);
+  }
+  await note(tx, ctx, row.id, 'resolved', now);
+  return toIncident(updated!);
 }
 
 const IMPACT_ORDER: IncidentT['impact'][] = ['degraded', 'partial_outage', 'major_outage'];
@@ -129,7 +146,7 @@ export async function targetIncidentPeriods(ctx: IncidentsCtx & { plan: Effectiv
   if (from > to) throw new AppError(400, 'VALIDATION_FAILED', 'from: must not be after to', { field: 'from' });
   const rows = await ctx.db.query<{ id: string; started_at: Date; ended_at: Date | null; impact: IncidentT['impact'] }>(
     `SELECT id, started_at, ended_at, impact FROM incidents
-      WHERE org_id = $1 AND target_id = $2 AND started_at < $4 AND (ended_at IS NULL OR ended_at > $3)
+      WHERE org_id = $1 AND (target_id = $2 OR id IN (SELECT incident_id FROM incident_targets WHERE target_id = $2)) AND started_at < $4 AND (ended_at IS NULL OR ended_at > $3)
       ORDER BY started_at, id`, [ctx.org.id, targetId, new Date(from), new Date(to)]);
   const periods: { started_at: string; ended_at: string | null; ongoing: boolean; impact: IncidentT['impact']; incident_ids: string[]; end: number }[] = [];
   for (const row of rows) {
@@ -152,4 +169,78 @@ export async function targetIncidentPeriods(ctx: IncidentsCtx & { plan: Effectiv
     incidents: chosen.slice(offset, offset + limit).map(({ end: _end, ...period }) => period),
     total: chosen.length, limit, offset,
   };
+}
+
+const IMPACT_OF_SEVERITY: Record<DeclareIncident['severity'], IncidentT['impact']> = { critical: 'major_outage', major: 'partial_outage', minor: 'degraded' };
+
+/** A person's incident: open from now until resolved by hand. */
+export async function declareIncident(ctx: IncidentsCtx, input: DeclareIncident) {
+  const title = input.title.trim();
+  if (!title) throw new AppError(400, 'VALIDATION_FAILED', 'title: must not be blank', { field: 'title' });
+  const id = await ctx.db.transaction(async (tx) => {
+    const targetIds = await checkOwnMonitorIds(tx, ctx.org.id, input.target_ids ?? [], 'target_ids');
+    const now = ctx.clock.now();
+    const id = newId();
+    await tx.query(
+      `INSERT INTO incidents (id, org_id, source, status, title, severity, impact, counts_as_downtime, started_at, created_at, updated_at)
+       VALUES ($1, $2, 'declared', 'open', $3, $4, $5, $6, $7, $7, $7)`,
+      [id, ctx.org.id, title, input.severity, IMPACT_OF_SEVERITY[input.severity], input.counts_as_downtime ?? false, now]);
+    if (targetIds.length) {
+      await tx.query('INSERT INTO incident_targets (incident_id, target_id) SELECT $1, unnest($2::uuid[])', [id, targetIds]);
+    }
+    await note(tx, ctx, id, 'declared', now, { title, severity: input.severity, target_ids: targetIds });
+    return id;
+  });
+  return getIncident(ctx, id);
+}
+
+/** 403 `INCIDENT_NARRATION_DISABLED` on a plan without narration. */
+function checkNarration(plan: EffectivePlan): void {
+  if (!plan.flags.incident_narration_enabled) throw new AppError(403, 'INCIDENT_NARRATION_DISABLED', 'this plan includes no incident narration');
+}
+
+/** Narration fields: null clears, omitted leaves; a declared title stays; downtime is a declared incident's call. */
+export async function narrateIncident(ctx: IncidentsCtx & { plan: EffectivePlan }, id: string, input: PatchIncident) {
+  checkNarration(ctx.plan);
+  await ctx.db.transaction(async (tx) => {
+    const row = await lockIncident(tx, ctx.org.id, id);
+    if (input.counts_as_downtime !== undefined && row.source === 'monitor') {
+      throw new AppError(422, 'VALIDATION_FAILED', 'counts_as_downtime: only a declared incident sets it; a monitor incident counts by its checks', { field: 'counts_as_downtime' });
+    }
+    const title = input.title === undefined || input.title === null ? input.title : input.title.trim();
+    if ((title === null || title === '') && row.source === 'declared') {
+      throw new AppError(400, 'VALIDATION_FAILED', 'title: a declared incident keeps its title', { field: 'title' });
+    }
+    const changes: Record<string, unknown> = {};
+    if (title !== undefined) changes.title = title || null;
+    for (const key of ['public_title', 'public_description', 'severity', 'counts_as_downtime'] as const) {
+      const value = input[key];
+      if (value !== undefined) changes[key] = typeof value === 'string' ? value.trim() || null : value;
+    }
+    if (changes.severity && row.source === 'declared') changes.impact = IMPACT_OF_SEVERITY[changes.severity as DeclareIncident['severity']];
+    const keys = Object.keys(changes);
+    if (!keys.length) return;
+    const now = ctx.clock.now();
+    await tx.query(
+      `UPDATE incidents SET ${keys.map((k, i) => `${k} = $${i + 3}`).join(', ')}, updated_at = $2 WHERE id = $1`,
+      [id, now, ...keys.map((k) => changes[k])]);
+    await note(tx, ctx, id, 'narrated', now, { changed: keys });
+  });
+  return getIncident(ctx, id);
+}
+
+/** A public update; `resolved` on an open incident resolves it too. */
+export async function postIncidentUpdate(ctx: IncidentsCtx & { plan: EffectivePlan }, id: string, input: PostIncidentUpdate) {
+  checkNarration(ctx.plan);
+  const message = input.message.trim();
+  if (!message) throw new AppError(400, 'VALIDATION_FAILED', 'message: must not be blank', { field: 'message' });
+  await ctx.db.transaction(async (tx) => {
+    const row = await lockIncident(tx, ctx.org.id, id);
+    const now = ctx.clock.now();
+    await tx.query('INSERT INTO incident_updates (id, incident_id, phase, message, created_by, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
+      [newId(), id, input.phase, message, userIdOf(ctx.actor), now]);
+    await note(tx, ctx, id, 'update_posted', now, { phase: input.phase });
+    if (input.phase === 'resolved') await resolveLocked(tx, ctx, row);
+  });
+  return getIncident(ctx, id);
 }

@@ -10,7 +10,7 @@ import { writeAudit } from '../shared/audit.js';
 import type { Actor, Clock, OrgRef } from '../shared/context.js';
 import { AppError, notFound, quotaExceeded } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
-import { existingTargetIds } from '../targets/index.js';
+import { checkOwnMonitorIds } from '../targets/index.js';
 import {
   MAINTENANCE_UPDATES_MAX, type CreateMaintenance, type MaintenanceFilter, type MaintenanceStatus, type MaintenanceWindowT,
   type PatchMaintenance,
@@ -63,20 +63,6 @@ function trimmedTitle(title: string): string {
 
 const descriptionOf = (description: string | null | undefined): string | null => (description?.trim() ? description.trim() : null);
 
-/** Distinct ids, each a monitor of the org; share-locked until the write commits. */
-async function checkComponents(tx: Executor, orgId: string, ids: readonly string[]): Promise<string[]> {
-  const seen = new Set<string>();
-  ids.forEach((id, i) => {
-    const key = id.toLowerCase();
-    if (seen.has(key)) throw invalid(`components[${i}]`, 'duplicate monitor');
-    seen.add(key);
-  });
-  const lowered = [...seen];
-  const known = await existingTargetIds(tx, orgId, lowered, 'share');
-  lowered.forEach((id, i) => { if (!known.has(id)) throw invalid(`components[${i}]`, 'no monitor of this org has this id'); });
-  return lowered;
-}
-
 function checkRange(startsAt: Date, endsAt: Date, now: Date): void {
   if (endsAt <= startsAt) throw invalid('ends_at', 'must be after starts_at');
   if (endsAt <= now) throw invalid('ends_at', 'must be in the future');
@@ -112,7 +98,7 @@ export async function createWindow(ctx: MaintenanceCtx, input: CreateMaintenance
   };
   checkRange(values.starts_at, values.ends_at, now);
   return ctx.db.transaction(async (tx) => {
-    const components = await checkComponents(tx, ctx.org.id, input.components ?? []);
+    const components = await checkOwnMonitorIds(tx, ctx.org.id, input.components ?? [], 'components');
     await lockQuotaPool(tx, 'maintenance', ctx.org.accountId);
     const limit = (await ctx.plans.load(tx, ctx.org.accountId)).caps.max_maintenance_windows;
     const row = await insertWindow(tx, { id: newId(), orgId: ctx.org.id, accountId: ctx.org.accountId, limit, now, ...values });
@@ -153,7 +139,7 @@ export async function patchWindow(ctx: MaintenanceCtx, id: string, input: PatchM
       suppress_alerts: input.suppress_alerts ?? current.suppress_alerts,
       write_source: ctx.writeSource,
     });
-    if (input.components !== undefined) await replaceComponents(tx, id, await checkComponents(tx, ctx.org.id, input.components));
+    if (input.components !== undefined) await replaceComponents(tx, id, await checkOwnMonitorIds(tx, ctx.org.id, input.components, 'components'));
     await audit(tx, ctx, endingNow ? 'maintenance.ended' : 'maintenance.updated', id, { fields: Object.keys(input).sort() });
     return (await present(tx, [row], now))[0]!;
   });

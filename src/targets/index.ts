@@ -6,4 +6,4 @@ export { CheckSpec, type CheckSpecT } from './check-specs.js';
 export { Target, type TargetT } from './schema.js';
 export { getTargetRowInOrg, toTarget } from './service.js';
 export type { TargetRow } from './store.js';
-export { existingTargetIds } from './store.js';
+export { checkOwnMonitorIds, existingTargetIds } from './store.js';

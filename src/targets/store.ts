@@ -1,6 +1,7 @@
 // The SQL of targets. Every function is scoped by org: a foreign id reads as absent.
 import type { Executor } from '../db/db.js';
 import { lockQuotaPool } from '../plans/quota-lock.js';
+import { AppError } from '../shared/errors.js';
 import { isUuid } from '../shared/ids.js';
 import type { CheckKind } from './constants.js';
 
@@ -136,6 +137,24 @@ export async function existingTargetIds(db: Executor, orgId: string, ids: readon
   const rows = await db.query<{ id: string }>(
     `SELECT id FROM targets WHERE org_id = $1 AND id = ANY($2::uuid[])${lock ? ' FOR SHARE' : ''}`, [orgId, wellFormed]);
   return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * `ids` as distinct lower-cased ids, each a monitor of the org, share-locked until the caller's
+ * write commits; a duplicate or an id that is not the org's monitor is 400 naming `<field>[i]`.
+ */
+export async function checkOwnMonitorIds(tx: Executor, orgId: string, ids: readonly string[], field: string): Promise<string[]> {
+  const invalid = (i: number, message: string): AppError => new AppError(400, 'VALIDATION_FAILED', `${field}[${i}]: ${message}`, { field: `${field}[${i}]` });
+  const seen = new Set<string>();
+  ids.forEach((id, i) => {
+    const key = id.toLowerCase();
+    if (seen.has(key)) throw invalid(i, 'duplicate monitor');
+    seen.add(key);
+  });
+  const lowered = [...seen];
+  const known = await existingTargetIds(tx, orgId, lowered, 'share');
+  lowered.forEach((id, i) => { if (!known.has(id)) throw invalid(i, 'no monitor of this org has this id'); });
+  return lowered;
 }
 
 /** A PostgreSQL array literal of strings: one element of a `text[]` parameter that is itself an array. */

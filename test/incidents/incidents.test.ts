@@ -146,6 +146,70 @@ describe('incidents', () => {
     expectError(await other('GET', `/api/v1/targets/${id}/incidents`), 404, 'NOT_FOUND');
   });
 
+  it('declares an incident naming monitors; it shows in their history and lists', async () => {
+    const id = await monitor();
+    const res = await api('POST', '/api/v1/incidents', { title: ' Payments degraded ', severity: 'major', target_ids: [id] });
+    assert.equal(res.statusCode, 201, res.body);
+    const declared = res.json();
+    assert.equal(res.headers.location, `/api/v1/incidents/${declared.id}`);
+    assert.deepEqual([declared.source, declared.status, declared.title, declared.impact, declared.counts_as_downtime, declared.target_id, declared.target_ids],
+      ['declared', 'open', 'Payments degraded', 'partial_outage', false, null, [id]]);
+    assert.deepEqual(declared.timeline.map((e: Json) => [e.kind, e.actor_user_id]), [['declared', tenant.userId]]);
+    assert.deepEqual((await incidentsOf(id)).map((i) => i.id), [declared.id]);
+    const history = (await api('GET', `/api/v1/targets/${id}/incidents?ongoing_only=true`)).json();
+    assert.deepEqual(history.incidents[0].incident_ids, [declared.id]);
+
+    expectError(await api('POST', '/api/v1/incidents', { title: 'x', severity: 'major', target_ids: [id, id] }), 400, 'VALIDATION_FAILED', 'target_ids[1]');
+    const foreign = await client(t, (await createTenantWithToken(t, { plan: 'team' })).token)('POST', '/api/v1/targets', httpTarget());
+    expectError(await api('POST', '/api/v1/incidents', { title: 'x', severity: 'major', target_ids: [foreign.json().id] }), 400, 'VALIDATION_FAILED', 'target_ids[0]');
+    expectError(await api('POST', '/api/v1/incidents', { title: '  ', severity: 'major' }), 400, 'VALIDATION_FAILED', 'title');
+    expectError(await api('POST', '/api/v1/incidents', { title: 'x', severity: 'sev0' }), 400, 'VALIDATION_FAILED', 'severity');
+    expectError(await api('POST', '/api/v1/incidents', { title: 'x', severity: 'minor', state: 'open' }), 422, 'INVALID_JSON', 'state');
+  });
+
+  it('narration: null clears, omitted stays, a declared title stays, downtime is a declared incident\'s call', async () => {
+    const declared = (await api('POST', '/api/v1/incidents', { title: 'Login errors', severity: 'minor' })).json();
+    const patched = await api('PATCH', `/api/v1/incidents/${declared.id}`, { public_title: 'Sign-in trouble', severity: 'critical', counts_as_downtime: true });
+    assert.equal(patched.statusCode, 200, patched.body);
+    assert.deepEqual([patched.json().public_title, patched.json().severity, patched.json().impact, patched.json().counts_as_downtime, patched.json().title],
+      ['Sign-in trouble', 'critical', 'major_outage', true, 'Login errors']);
+    const cleared = (await api('PATCH', `/api/v1/incidents/${declared.id}`, { public_title: null })).json();
+    assert.deepEqual([cleared.public_title, cleared.severity], [null, 'critical']);
+    expectError(await api('PATCH', `/api/v1/incidents/${declared.id}`, { title: null }), 400, 'VALIDATION_FAILED', 'title');
+
+    const id = await monitor();
+    await feed(id, ['down', 'down']);
+    const open = await latest(id);
+    expectError(await api('PATCH', `/api/v1/incidents/${open.id}`, { counts_as_downtime: false }), 422, 'VALIDATION_FAILED', 'counts_as_downtime');
+    const untitled = (await api('PATCH', `/api/v1/incidents/${open.id}`, { title: null, public_description: 'We are on it' })).json();
+    assert.deepEqual([untitled.title, untitled.public_description], [null, 'We are on it']);
+    const audit = await t.services.db.query<{ action: string; details: Json }>("SELECT action, details FROM audit_log WHERE entity_id = $1 AND action = 'incident.narrated'", [open.id]);
+    assert.deepEqual(audit.map((a) => a.details.changed), [['title', 'public_description']]);
+  });
+
+  it('updates: phases and length checked, oldest first; resolved resolves; narration is plan-gated', async () => {
+    const declared = (await api('POST', '/api/v1/incidents', { title: 'CDN', severity: 'major' })).json();
+    const first = await api('POST', `/api/v1/incidents/${declared.id}/updates`, { phase: 'investigating', message: 'Looking into it' });
+    assert.equal(first.statusCode, 201, first.body);
+    expectError(await api('POST', `/api/v1/incidents/${declared.id}/updates`, { phase: 'fixed', message: 'x' }), 400, 'VALIDATION_FAILED', 'phase');
+    expectError(await api('POST', `/api/v1/incidents/${declared.id}/updates`, { phase: 'monitoring', message: 'x'.repeat(2001) }), 400, 'VALIDATION_FAILED', 'message');
+    assert.equal((await api('POST', `/api/v1/incidents/${declared.id}/updates`, { phase: 'monitoring', message: 'x'.repeat(2000) })).statusCode, 201);
+    const done = (await api('POST', `/api/v1/incidents/${declared.id}/updates`, { phase: 'resolved', message: 'Fixed' })).json();
+    assert.deepEqual(done.updates.map((u: Json) => u.phase), ['investigating', 'monitoring', 'resolved']);
+    assert.deepEqual([done.status, done.resolved_by], ['resolved', tenant.userId]);
+
+    const hosted = await startTestApp({ store: t.store, config: { 'deployment.mode': 'hosted' } });
+    try {
+      const free = await createTenantWithToken(hosted, { plan: 'free' });
+      const freeApi = client(hosted, free.token);
+      const mine = (await freeApi('POST', '/api/v1/incidents', { title: 'x', severity: 'minor' })).json();
+      expectError(await freeApi('PATCH', `/api/v1/incidents/${mine.id}`, { public_title: 'y' }), 403, 'INCIDENT_NARRATION_DISABLED');
+      expectError(await freeApi('POST', `/api/v1/incidents/${mine.id}/updates`, { phase: 'identified', message: 'y' }), 403, 'INCIDENT_NARRATION_DISABLED');
+    } finally {
+      await hosted.close();
+    }
+  });
+
   it('opens nothing under a maintenance window that suppresses alerts', async () => {
     const covered = await monitor();
     const bare = await monitor();

@@ -53,3 +53,22 @@ CREATE TABLE alert_streaks (
   passing_since timestamptz,
   PRIMARY KEY (target_id, region)
 );
+
+-- The monitors a declared incident names (a monitor incident's is `incidents.target_id`).
+CREATE TABLE incident_targets (
+  incident_id uuid NOT NULL REFERENCES incidents(id) ON DELETE CASCADE,
+  target_id uuid NOT NULL REFERENCES targets(id) ON DELETE CASCADE,
+  PRIMARY KEY (incident_id, target_id)
+);
+CREATE INDEX incident_targets_by_target ON incident_targets (target_id);
+
+-- Public narration posted on an incident (monitoring-api.md, "Incident narration and updates").
+CREATE TABLE incident_updates (
+  id uuid PRIMARY KEY,
+  incident_id uuid NOT NULL REFERENCES incidents(id) ON DELETE CASCADE,
+  phase text NOT NULL CHECK (phase IN ('investigating', 'identified', 'monitoring', 'resolved', 'postmortem')),
+  message text NOT NULL CHECK (char_length(message) <= 2000),
+  created_by uuid REFERENCES users(id) ON DELETE SET NULL,
+  created_at timestamptz NOT NULL
+);
+CREATE INDEX incident_updates_by_incident ON incident_updates (incident_id, created_at, id);
