@@ -16,6 +16,7 @@ import { registerCheckRoutes } from './checks/index.js';
 import { registerDashboardRoutes } from './dashboard/index.js';
 import { registerIncidentRoutes } from './incidents/index.js';
 import { registerMaintenanceRoutes } from './maintenance/index.js';
+import { registerNotificationRoutes } from './notifications/index.js';
 import { registerManualRoutes } from './manual/index.js';
 import { registerResultRoutes } from './results/index.js';
 import { registerTargetRoutes } from './targets/index.js';
@@ -63,6 +64,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   registerChannelRoutes(app, services);
   registerMaintenanceRoutes(app, services);
   registerIncidentRoutes(app, services);
+  registerNotificationRoutes(app, services);
   registerDashboardRoutes(app, services);
   registerOperatorRoutes(app, services);
   return app;

@@ -3,6 +3,7 @@ import { buildApp } from './app.js';
 import { startCheckEngine } from './checks/index.js';
 import { cfg, type Config } from './config/load.js';
 import { Metrics } from './http/metrics.js';
+import { Deliverer, NotificationWorker } from './notifications/index.js';
 import { startHistorySweep } from './results/index.js';
 import { createServices } from './services.js';
 
@@ -15,6 +16,9 @@ export async function serve(config: Config): Promise<void> {
   if (metricsServer) await metricsServer.listen({ port: cfg.int(config, 'metrics.port'), host: cfg.str(config, 'metrics.host') });
   const engine = cfg.bool(config, 'checker.enabled') ? await startCheckEngine(services, metrics ? { registry: metrics.registry } : {}) : undefined;
   const sweep = startHistorySweep(services);
+  const deliverer = new Deliverer(services.guard);
+  const notifications = new NotificationWorker({ ...services, deliverer });
+  notifications.start();
   services.log.info({ store: services.db.kind, data_dir: services.dataDir, checks: engine ? 'on' : 'off' }, 'keepwatch is serving');
 
   let stopping = false;
@@ -24,6 +28,8 @@ export async function serve(config: Config): Promise<void> {
     services.log.info({ signal }, 'shutting down');
     await app.close();
     sweep.stop();
+    await notifications.stop();
+    await deliverer.close();
     await engine?.stop();
     await metricsServer?.close();
     await services.close();

@@ -4,6 +4,7 @@
 // so two nodes writing results of one monitor wait for each other), each monitor's results are
 // fed to the rule (verdict.ts) in time order, and what changed is written back.
 import type { Executor } from '../db/db.js';
+import { enqueueNotifications, reminderGapMs, type Enqueue } from '../notifications/index.js';
 import type { CheckResultRecord } from '../results/types.js';
 import { newId } from '../shared/ids.js';
 import type { CheckKind } from '../targets/constants.js';
@@ -16,6 +17,7 @@ const IMPACT_RANK: Record<Impact, number> = { degraded: 0, partial_outage: 1, ma
 interface TargetAlertRow {
   id: string; org_id: string; name: string; kind: CheckKind;
   alert_confirmations: number; region_policy: RegionPolicyT; recovery_period_secs: number; region_count: number;
+  notify_recovery: boolean; renotify_interval_secs: number;
 }
 interface StreakRow { target_id: string; region: string; failing: number; failing_since: Date | null; passing: number; passing_since: Date | null }
 interface IncidentRow {
@@ -40,6 +42,7 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 interface Changed {
   row: IncidentRow | null; id: string; orgId: string; targetId: string; startedAt: number; incident: OpenIncident | null;
   impact: Impact; cause: string | null; endedAt: number | null; title: string;
+  notifyRecovery: boolean; renotifySecs: number;
 }
 interface EventRow { incidentId: string; at: number; kind: string; message: string | null }
 
@@ -47,7 +50,8 @@ export async function foldIntoIncidents(tx: Executor, records: readonly CheckRes
   if (!records.length) return;
   const targetIds = [...new Set(records.map((r) => r.targetId))].sort();
   const targets = await tx.query<TargetAlertRow>(
-    `SELECT id, org_id, name, kind, alert_confirmations, region_policy, recovery_period_secs, cardinality(regions) AS region_count
+    `SELECT id, org_id, name, kind, alert_confirmations, region_policy, recovery_period_secs, cardinality(regions) AS region_count,
+            notify_recovery, renotify_interval_secs
        FROM targets WHERE id = ANY($1::uuid[])`, [targetIds]);
   if (!targets.length) return;
   const live = targets.map((t) => t.id).sort();
@@ -86,7 +90,10 @@ export async function foldIntoIncidents(tx: Executor, records: readonly CheckRes
         recovered: open.recovered.map((s) => ({ from: Date.parse(s.from), until: Date.parse(s.until) })),
       },
     };
-    let current: Changed | null = open && { row: open, id: open.id, orgId: target.org_id, targetId: target.id, startedAt: open.started_at.getTime(), incident: state.incident, impact: open.impact, cause: open.cause, endedAt: null, title: '' };
+    let current: Changed | null = open && {
+      row: open, id: open.id, orgId: target.org_id, targetId: target.id, startedAt: open.started_at.getTime(), incident: state.incident,
+      impact: open.impact, cause: open.cause, endedAt: null, title: '', notifyRecovery: target.notify_recovery, renotifySecs: target.renotify_interval_secs,
+    };
     let touched = false;
     const results = byTarget.get(target.id)!.sort((a, b) => a.checkedAt.getTime() - b.checkedAt.getTime());
     for (const result of results) {
@@ -141,6 +148,7 @@ function onTransition(t: Transition, current: Changed | null, target: TargetAler
       const opened: Changed = {
         row: null, id: newId(), orgId: target.org_id, targetId: target.id, startedAt: t.startedAt, incident: null, impact, cause: result.error, endedAt: null,
         title: `${target.name} is ${result.status === 'degraded' ? 'degraded' : 'down'}`,
+        notifyRecovery: target.notify_recovery, renotifySecs: target.renotify_interval_secs,
       };
       events.push({ incidentId: opened.id, at: t.startedAt, kind: 'opened', message: result.error });
       return opened;
@@ -169,26 +177,38 @@ async function writeStreaks(tx: Executor, rows: readonly { targetId: string; reg
       rows.map((r) => r.streak.passing), rows.map((r) => since(r.streak.passingSince))]);
 }
 
+/**
+ * Writes the touched incidents and queues their notifications: one on open (with the first
+ * reminder due an interval later), one on recovery unless `notify_recovery` is false.
+ */
 async function writeIncidents(tx: Executor, changes: readonly Changed[]): Promise<void> {
   const now = new Date();
+  const outbox: Enqueue[] = [];
   for (const c of changes) {
+    const notify = (event: Enqueue['event']): number => outbox.push({ orgId: c.orgId, incidentId: c.id, targetId: c.targetId, event });
+    if (!c.row) notify('opened');
+    if (c.endedAt !== null && c.notifyRecovery) notify('recovered');
+    const firstReminder = !c.row && c.endedAt === null && c.renotifySecs > 0 ? new Date(now.getTime() + reminderGapMs(c.renotifySecs, 0)) : null;
     const inc = c.incident;
     const recovered = JSON.stringify((inc?.recovered ?? []).map((s) => ({ from: iso(s.from), until: iso(s.until) })));
     const recoveringSince = c.endedAt !== null || inc?.recoveringSince == null ? null : iso(inc.recoveringSince);
     if (!c.row) {
       // A fresh incident: opened, and perhaps already closed, within this batch.
       await tx.query(
-        `INSERT INTO incidents (id, org_id, source, target_id, status, title, impact, cause, started_at, ended_at, recovering_since, recovered, created_at, updated_at)
-         VALUES ($1, $2, 'monitor', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)`,
+        `INSERT INTO incidents (id, org_id, source, target_id, status, title, impact, cause, started_at, ended_at, recovering_since, recovered,
+                                next_reminder_at, created_at, updated_at)
+         VALUES ($1, $2, 'monitor', $3, $4, $5, $6, $7, $8, $9, $10, $11, $13, $12, $12)`,
         [c.id, c.orgId, c.targetId, c.endedAt === null ? 'open' : 'resolved', c.title, c.impact, c.cause,
-          iso(c.startedAt), c.endedAt === null ? null : iso(c.endedAt), recoveringSince, recovered, now]);
+          iso(c.startedAt), c.endedAt === null ? null : iso(c.endedAt), recoveringSince, recovered, now, firstReminder]);
     } else {
       await tx.query(
-        `UPDATE incidents SET status = $2, impact = $3, cause = $4, ended_at = $5, recovering_since = $6, recovered = $7, updated_at = $8
+        `UPDATE incidents SET status = $2, impact = $3, cause = $4, ended_at = $5, recovering_since = $6, recovered = $7, updated_at = $8,
+                next_reminder_at = CASE WHEN $2 = 'resolved' THEN NULL ELSE next_reminder_at END
           WHERE id = $1`,
         [c.id, c.endedAt === null ? 'open' : 'resolved', c.impact, c.cause, c.endedAt === null ? null : iso(c.endedAt), recoveringSince, recovered, now]);
     }
   }
+  await enqueueNotifications(tx, outbox, now);
 }
 
 /** Per monitor, the suppressing maintenance windows that overlap the batch's results. */

@@ -100,7 +100,7 @@ export async function acknowledgeIncident(ctx: IncidentsCtx, id: string): Promis
     if (row.acknowledged_at) return toIncident(row);
     const now = ctx.clock.now();
     const [updated] = await tx.query<IncidentRow>(
-      'UPDATE incidents SET acknowledged_at = $2, acknowledged_by = $3, updated_at = $2 WHERE id = $1 RETURNING *', [id, now, userIdOf(ctx.actor)]);
+      'UPDATE incidents SET acknowledged_at = $2, acknowledged_by = $3, next_reminder_at = NULL, updated_at = $2 WHERE id = $1 RETURNING *', [id, now, userIdOf(ctx.actor)]);
     await note(tx, ctx, id, 'acknowledged', now);
     return toIncident(updated!);
   });
@@ -119,7 +119,7 @@ async function resolveLocked(tx: Executor, ctx: IncidentsCtx, row: IncidentRow):
   if (row.status === 'resolved') return toIncident(row);
   const now = ctx.clock.now();
   const [updated] = await tx.query<IncidentRow>(
-    `UPDATE incidents SET status = 'resolved', resolved_at = $2, resolved_by = $3, ended_at = $2, recovering_since = NULL, updated_at = $2
+    `UPDATE incidents SET status = 'resolved', resolved_at = $2, resolved_by = $3, ended_at = $2, recovering_since = NULL, next_reminder_at = NULL, updated_at = $2
       WHERE id = $1 RETURNING *`, [row.id, now, userIdOf(ctx.actor)]);
   if (row.source === 'monitor' && row.target_id) {
     await tx.query('UPDATE alert_streaks SET failing = 0, failing_since = NULL WHERE target_id = $1', [row.target_id]);

@@ -1,0 +1,48 @@
+// The notification outbox: rows written in the transaction that changes an incident, one per
+// channel that pages for the monitor: its `alerts` bindings plus every enabled channel whose
+// `auto_bind_tags` share a tag with it (case-insensitive), each channel once.
+import type { Executor } from '../db/db.js';
+import { newId } from '../shared/ids.js';
+
+export type NotificationEvent = 'opened' | 'reminder' | 'recovered';
+
+export interface Enqueue { orgId: string; incidentId: string; targetId: string | null; event: NotificationEvent }
+
+/** Channels that page for each monitor, by monitor id. */
+async function channelsFor(tx: Executor, targetIds: readonly string[]): Promise<Map<string, string[]>> {
+  const rows = await tx.query<{ target_id: string; channel_id: string }>(
+    `SELECT t.id AS target_id, c.id AS channel_id
+       FROM targets t JOIN notification_channels c ON c.org_id = t.org_id AND c.enabled
+      WHERE t.id = ANY($1::uuid[])
+        AND (c.id = ANY(t.alert_channel_ids)
+             OR EXISTS (SELECT 1 FROM unnest(c.auto_bind_tags) a JOIN unnest(t.tags) g ON lower(a) = lower(g)))
+      ORDER BY t.id, c.id`, [targetIds]);
+  const out = new Map<string, string[]>();
+  for (const r of rows) out.set(r.target_id, [...(out.get(r.target_id) ?? []), r.channel_id]);
+  return out;
+}
+
+export async function enqueueNotifications(tx: Executor, items: readonly Enqueue[], now: Date): Promise<void> {
+  const targetIds = [...new Set(items.flatMap((i) => (i.targetId ? [i.targetId] : [])))];
+  if (!targetIds.length) return;
+  const channels = await channelsFor(tx, targetIds);
+  const rows = items.flatMap((item) => (item.targetId ? channels.get(item.targetId) ?? [] : []).map((channelId) => ({ ...item, channelId })));
+  if (!rows.length) return;
+  await tx.query(
+    `INSERT INTO notifications (id, org_id, incident_id, channel_id, event, status, next_attempt_at, created_at)
+     SELECT r.id, r.org_id, r.incident_id, r.channel_id, r.event, 'pending', $6, $6
+       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[]) AS r(id, org_id, incident_id, channel_id, event)`,
+    [rows.map(() => newId()), rows.map((r) => r.orgId), rows.map((r) => r.incidentId), rows.map((r) => r.channelId), rows.map((r) => r.event), now]);
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The gap before reminder `n + 1` (n sent so far): the interval, doubling each time, capped at a
+ * day; an interval already above a day keeps its cadence.
+ */
+export function reminderGapMs(intervalSecs: number, sent: number): number {
+  const interval = intervalSecs * 1000;
+  if (interval >= DAY_MS) return interval;
+  return Math.min(DAY_MS, interval * 2 ** sent);
+}

@@ -1,0 +1,72 @@
+// What each channel kind receives (monitoring-api.md leaves payloads open: "The payload format
+// sent to each channel kind: not shown"). Pure: a notification in, the HTTP request body out.
+import type { NotificationEvent } from './outbox.js';
+
+export interface NotificationFacts {
+  /** The notification's id: the idempotency key a receiver can drop a repeat by. */
+  id: string;
+  event: NotificationEvent;
+  incident: {
+    id: string; title: string | null; status: string; impact: string; cause: string | null;
+    started_at: string; ended_at: string | null; reminders_sent: number;
+  };
+  monitor: { id: string; name: string } | null;
+}
+
+const HEADLINE: Record<NotificationEvent, string> = { opened: 'Incident opened', reminder: 'Still unresolved', recovered: 'Recovered' };
+
+/** One line a person reads first. */
+export function headline(f: NotificationFacts): string {
+  const what = f.incident.title ?? f.monitor?.name ?? 'an incident';
+  return `${HEADLINE[f.event]}: ${what}`;
+}
+
+function detail(f: NotificationFacts): string {
+  const lines = [`Impact: ${f.incident.impact.replace('_', ' ')}`, `Started: ${f.incident.started_at}`];
+  if (f.incident.cause) lines.push(`Cause: ${f.incident.cause}`);
+  if (f.incident.ended_at) lines.push(`Ended: ${f.incident.ended_at}`);
+  return lines.join('\n');
+}
+
+/** The generic webhook's JSON document (documented in OpenAPI on the channel config). */
+export function webhookBody(f: NotificationFacts): Record<string, unknown> {
+  return { id: f.id, event: f.event, incident: f.incident, monitor: f.monitor };
+}
+
+export function slackBody(f: NotificationFacts): Record<string, unknown> {
+  return {
+    text: headline(f),
+    blocks: [
+      { type: 'header', text: { type: 'plain_text', text: headline(f).slice(0, 150) } },
+      { type: 'section', text: { type: 'mrkdwn', text: detail(f) } },
+      { type: 'context', elements: [{ type: 'mrkdwn', text: `keepwatch · ${f.id}` }] },
+    ],
+  };
+}
+
+const DISCORD_COLOUR: Record<NotificationEvent, number> = { opened: 0xd93f0b, reminder: 0xfbca04, recovered: 0x0e8a16 };
+
+export function discordBody(f: NotificationFacts): Record<string, unknown> {
+  return {
+    content: headline(f).slice(0, 2000),
+    embeds: [{ title: headline(f).slice(0, 256), description: detail(f).slice(0, 4096), color: DISCORD_COLOUR[f.event], footer: { text: `keepwatch · ${f.id}` } }],
+  };
+}
+
+/** Teams incoming webhooks take an Adaptive Card in a message attachment. */
+export function teamsBody(f: NotificationFacts): Record<string, unknown> {
+  return {
+    type: 'message',
+    attachments: [{
+      contentType: 'application/vnd.microsoft.card.adaptive',
+      content: {
+        $schema: 'http://adaptivecards.io/schemas/adaptive-card.json', type: 'AdaptiveCard', version: '1.4',
+        body: [
+          { type: 'TextBlock', size: 'Medium', weight: 'Bolder', text: headline(f), wrap: true },
+          { type: 'TextBlock', text: detail(f), wrap: true },
+          { type: 'TextBlock', isSubtle: true, text: `keepwatch · ${f.id}`, wrap: true },
+        ],
+      },
+    }],
+  };
+}

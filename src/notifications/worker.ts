@@ -1,0 +1,134 @@
+// Delivers the outbox, at least once. Each tick claims due rows with one UPDATE ... SKIP LOCKED
+// (pushing them a lease ahead, so a node that dies mid-send leaves them to be retried after it),
+// sends them outside any transaction, then records the outcome: delivered, retried after an
+// exponential backoff with jitter, or dead after MAX_ATTEMPTS. The same tick queues reminders
+// that have come due. Several nodes may run it on one store.
+import type { Logger } from 'pino';
+import { openConfig, type StoredChannelConfig } from '../channels/configs.js';
+import type { Db } from '../db/db.js';
+import type { Clock } from '../shared/context.js';
+import type { Sealer } from '../shared/seal.js';
+import { DeliveryError, type Deliverer } from './deliver.js';
+import { enqueueNotifications, reminderGapMs, type NotificationEvent } from './outbox.js';
+import type { NotificationFacts } from './payloads.js';
+
+/** Attempts before a notification is dead: with a 10 s base that is about 21 minutes of trying. */
+export const MAX_ATTEMPTS = 8;
+
+export interface WorkerOptions {
+  /** First retry delay; each later one doubles (capped at an hour), with +-20% jitter. */
+  baseDelayMs?: number;
+  /** How long a claimed row is left alone while its send runs. */
+  leaseMs?: number;
+  pollMs?: number;
+  batch?: number;
+}
+
+export function retryDelayMs(attempt: number, baseMs: number, random = Math.random): number {
+  const delay = Math.min(3_600_000, baseMs * 2 ** (attempt - 1));
+  return Math.round(delay * (0.8 + 0.4 * random()));
+}
+
+interface ClaimedRow {
+  id: string; event: NotificationEvent; attempts: number; kind: string | null; config: StoredChannelConfig | null;
+  incident_id: string; title: string | null; status: string; impact: string; cause: string | null;
+  started_at: Date; ended_at: Date | null; reminders_sent: number; target_id: string | null; target_name: string | null;
+}
+
+export class NotificationWorker {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | null = null;
+  private readonly o: Required<WorkerOptions>;
+
+  constructor(
+    private readonly deps: { db: Db; clock: Clock; sealer: Sealer; log: Logger; deliverer: Deliverer },
+    options: WorkerOptions = {},
+  ) {
+    this.o = { baseDelayMs: 10_000, leaseMs: 60_000, pollMs: 1000, batch: 50, ...options };
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.tick(), this.o.pollMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** One pass: reminders due, then a batch of deliveries. Overlapping calls share the pass. */
+  tick(): Promise<void> {
+    this.running ??= this.pass().catch((err: unknown) => this.deps.log.error({ err }, 'notification pass failed')).finally(() => { this.running = null; });
+    return this.running;
+  }
+
+  private async pass(): Promise<void> {
+    await this.queueReminders();
+    const claimed = await this.claim();
+    await Promise.all(claimed.map((row) => this.deliver(row)));
+  }
+
+  private async queueReminders(): Promise<void> {
+    const now = this.deps.clock.now();
+    await this.deps.db.transaction(async (tx) => {
+      const due = await tx.query<{ id: string; org_id: string; target_id: string | null; reminders_sent: number; renotify_interval_secs: number | null }>(
+        `SELECT i.id, i.org_id, i.target_id, i.reminders_sent, t.renotify_interval_secs
+           FROM incidents i LEFT JOIN targets t ON t.id = i.target_id
+          WHERE i.next_reminder_at <= $1 AND i.status = 'open' AND i.acknowledged_at IS NULL AND i.recovering_since IS NULL
+          ORDER BY i.next_reminder_at LIMIT 100 FOR UPDATE OF i SKIP LOCKED`, [now]);
+      if (!due.length) return;
+      await enqueueNotifications(tx, due.map((d) => ({ orgId: d.org_id, incidentId: d.id, targetId: d.target_id, event: 'reminder' as const })), now);
+      for (const d of due) {
+        const interval = d.renotify_interval_secs ?? 0;
+        const next = interval > 0 ? new Date(now.getTime() + reminderGapMs(interval, d.reminders_sent + 1)) : null;
+        await tx.query('UPDATE incidents SET reminders_sent = reminders_sent + 1, next_reminder_at = $2 WHERE id = $1', [d.id, next]);
+      }
+    });
+  }
+
+  private async claim(): Promise<ClaimedRow[]> {
+    const now = this.deps.clock.now();
+    return this.deps.db.query<ClaimedRow>(
+      `WITH claimed AS (
+         UPDATE notifications SET next_attempt_at = $2, attempts = attempts + 1
+          WHERE id IN (SELECT id FROM notifications WHERE status = 'pending' AND next_attempt_at <= $1
+                        ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+          RETURNING id, event, attempts, channel_id, incident_id)
+       SELECT c.id, c.event, c.attempts, ch.kind, ch.config, i.id AS incident_id, i.title, i.status, i.impact, i.cause,
+              i.started_at, i.ended_at, i.reminders_sent, i.target_id, t.name AS target_name
+         FROM claimed c JOIN incidents i ON i.id = c.incident_id
+         LEFT JOIN notification_channels ch ON ch.id = c.channel_id
+         LEFT JOIN targets t ON t.id = i.target_id`,
+      [now, new Date(now.getTime() + this.o.leaseMs), this.o.batch]);
+  }
+
+  private async deliver(row: ClaimedRow): Promise<void> {
+    const facts: NotificationFacts = {
+      id: row.id, event: row.event,
+      incident: {
+        id: row.incident_id, title: row.title, status: row.status, impact: row.impact, cause: row.cause,
+        started_at: row.started_at.toISOString(), ended_at: row.ended_at?.toISOString() ?? null, reminders_sent: row.reminders_sent,
+      },
+      monitor: row.target_id && row.target_name ? { id: row.target_id, name: row.target_name } : null,
+    };
+    let failure: DeliveryError | null = null;
+    try {
+      const config = row.config && openConfig(row.config, this.deps.sealer);
+      if (!config) throw new DeliveryError(row.config ? 'a channel secret was sealed under a key that is no longer configured' : 'the channel was deleted', { permanent: true });
+      await this.deps.deliverer.send(config, facts);
+    } catch (err) {
+      failure = err instanceof DeliveryError ? err : new DeliveryError((err as Error).message);
+    }
+    const now = this.deps.clock.now();
+    if (!failure) {
+      await this.deps.db.query(`UPDATE notifications SET status = 'delivered', delivered_at = $2, last_error = NULL WHERE id = $1`, [row.id, now]);
+      return;
+    }
+    const dead = row.attempts >= MAX_ATTEMPTS || failure.options.permanent === true;
+    const next = new Date(now.getTime() + Math.max(failure.options.retryAfterMs ?? 0, retryDelayMs(row.attempts, this.o.baseDelayMs)));
+    await this.deps.db.query('UPDATE notifications SET status = $2, last_error = $3, next_attempt_at = $4 WHERE id = $1',
+      [row.id, dead ? 'dead' : 'pending', failure.message.slice(0, 500), next]);
+    if (dead) this.deps.log.warn({ notification: row.id, error: failure.message }, 'notification dead-lettered');
+  }
+}

@@ -1,0 +1,191 @@
+// Notifications end to end: the incident engine queues them in its transaction, the worker
+// delivers them to real local receivers (signed webhook, Slack, Discord and Teams shapes), retries
+// with backoff then dead-letters, sends reminders on the doubling cadence until acknowledged, one
+// on recovery unless notify_recovery is false, and a send cut off by a dying node is delivered by
+// another with the same idempotency key.
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { randomBytes } from 'node:crypto';
+import { Deliverer, NotificationWorker } from '../../src/notifications/index.js';
+import { signature } from '../../src/notifications/deliver.js';
+import { createTenantWithToken, startTestApp, type Tenant, type TestApp } from '../helpers/app.js';
+import { client, httpTarget, type Api, type Json } from '../targets/helpers.js';
+
+const S = 1000;
+
+describe('notification delivery', () => {
+  let t: TestApp;
+  let api: Api;
+  let tenant: Tenant & { token: string };
+  let receiver: Server;
+  let base: string;
+  let deliverer: Deliverer;
+  let worker: NotificationWorker;
+  const received: { path: string; headers: Record<string, unknown>; raw: string; body: Json }[] = [];
+
+  before(async () => {
+    receiver = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c) => { raw += c; });
+      req.on('end', () => {
+        received.push({ path: req.url!, headers: req.headers, raw, body: JSON.parse(raw) });
+        res.writeHead(req.url === '/fail' ? 500 : 204);
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    t = await startTestApp({ config: { 'security.allow_private_targets': true, 'security.credentials_kek_base64': randomBytes(32).toString('base64') } });
+    tenant = await createTenantWithToken(t, { plan: 'team' });
+    api = client(t, tenant.token);
+    deliverer = new Deliverer(t.services.guard);
+    worker = new NotificationWorker({ ...t.services, deliverer }, { baseDelayMs: 1, pollMs: 60_000 });
+  });
+  after(async () => {
+    await deliverer.close();
+    await t.close();
+    receiver.closeAllConnections();
+    await new Promise((resolve) => receiver.close(resolve));
+  });
+
+  const channel = async (name: string, config: Json, extra: Json = {}): Promise<string> => {
+    const res = await api('POST', '/api/v1/notification-channels', { name, config, ...extra });
+    assert.equal(res.statusCode, 201, res.body);
+    return res.json().id as string;
+  };
+  let next = Date.now() - 3600 * S;
+  const feed = async (targetId: string, statuses: ('up' | 'down')[]): Promise<void> => {
+    for (const status of statuses) {
+      next += 10 * S;
+      t.services.results.push({ targetId, orgId: tenant.orgId, region: 'local', status, duration_ms: 5, error: status === 'down' ? 'HTTP 500' : null, checkedAt: new Date(next), staleAfterMs: 30 * S });
+    }
+    await t.services.results.flush();
+  };
+  const openIncident = async (targetId: string): Promise<Json> =>
+    (await api('GET', `/api/v1/incidents?target_id=${targetId}`)).json().incidents[0];
+  const deliveries = async (incidentId: string): Promise<Json[]> => {
+    const res = await api('GET', `/api/v1/incidents/${incidentId}/notifications`);
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json().notifications;
+  };
+  const take = (): typeof received => received.splice(0);
+
+  it('pages every bound and auto-bound channel once on open, in each kind\'s shape, and on recovery', async () => {
+    const hook = await channel('hook', { type: 'webhook', url: `${base}/hook`, secret: 'shh' });
+    const slack = await channel('slack', { type: 'slack', webhook_url: `${base}/slack` });
+    const discord = await channel('discord', { type: 'discord', webhook_url: `${base}/discord` });
+    const teams = await channel('teams', { type: 'teams', webhook_url: `${base}/teams` });
+    const email = await channel('mail', { type: 'email', to: 'ops@example.com' });
+    await channel('db team', { type: 'webhook', url: `${base}/auto` }, { auto_bind_tags: ['DB'] });
+    await channel('off', { type: 'webhook', url: `${base}/off` }, { enabled: false, auto_bind_tags: ['db'] });
+    const res = await api('POST', '/api/v1/targets', httpTarget({
+      name: 'api', tags: ['db'], alert_confirmations: 1, recovery_period_secs: 0, renotify_interval_secs: 0,
+      alerts: [hook, slack, discord, teams, email].map((channel_id) => ({ channel_id })),
+    }));
+    assert.equal(res.statusCode, 201, res.body);
+    const id = res.json().id as string;
+    take();
+
+    await feed(id, ['down']);
+    const incident = await openIncident(id);
+    await worker.tick();
+    const got = take();
+    assert.deepEqual(got.map((r) => r.path).sort(), ['/auto', '/discord', '/hook', '/slack', '/teams']);
+    const webhook = got.find((r) => r.path === '/hook')!;
+    assert.equal(webhook.headers['x-keepwatch-signature'], signature('shh', webhook.raw), 'HMAC-SHA256 of the exact body');
+    assert.deepEqual([webhook.body.event, webhook.body.incident.id, webhook.body.monitor.name, webhook.headers['x-keepwatch-delivery']], ['opened', incident.id, 'api', webhook.body.id]);
+    assert.equal(got.find((r) => r.path === '/auto')!.headers['x-keepwatch-signature'], undefined, 'no secret, no signature');
+    assert.match(got.find((r) => r.path === '/slack')!.body.text, /^Incident opened: api is down/);
+    assert.equal(got.find((r) => r.path === '/discord')!.body.embeds[0].title, 'Incident opened: api is down');
+    assert.equal(got.find((r) => r.path === '/teams')!.body.attachments[0].contentType, 'application/vnd.microsoft.card.adaptive');
+    const states = await deliveries(incident.id);
+    assert.equal(states.length, 6);
+    const mail = states.find((n) => n.channel_id === email)!;
+    assert.deepEqual([mail.status, mail.attempts, mail.next_attempt_at], ['dead', 1, null]);
+    assert.match(mail.last_error, /email channels is not built yet/);
+    assert.equal(states.filter((n) => n.status === 'delivered').length, 5);
+
+    await feed(id, ['up']);
+    await worker.tick();
+    assert.deepEqual(take().map((r) => [r.path, r.body.event ?? r.body.text?.split(':')[0]]).sort(), [
+      ['/auto', 'recovered'], ['/discord', undefined], ['/hook', 'recovered'], ['/slack', 'Recovered'], ['/teams', undefined],
+    ]);
+  });
+
+  it('is silent on recovery when notify_recovery is false', async () => {
+    const hook = await channel('quiet', { type: 'webhook', url: `${base}/quiet` });
+    const id = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, recovery_period_secs: 0, notify_recovery: false, renotify_interval_secs: 0, alerts: [{ channel_id: hook }] }))).json().id as string;
+    await feed(id, ['down', 'up']);
+    await worker.tick();
+    assert.deepEqual(take().map((r) => r.body.event), ['opened']);
+  });
+
+  it('retries a failing receiver with backoff, then dead-letters it', async () => {
+    const failing = await channel('failing', { type: 'webhook', url: `${base}/fail` });
+    const id = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, renotify_interval_secs: 0, alerts: [{ channel_id: failing }] }))).json().id as string;
+    await feed(id, ['down']);
+    const incident = await openIncident(id);
+    await worker.tick();
+    const [first] = await deliveries(incident.id);
+    assert.deepEqual([first!.status, first!.attempts, first!.last_error], ['pending', 1, 'HTTP 500']);
+    for (let i = 0; i < 10; i++) {
+      t.clock.advance(2 * S);
+      await worker.tick();
+    }
+    const [last] = await deliveries(incident.id);
+    assert.deepEqual([last!.status, last!.attempts], ['dead', 8]);
+    assert.equal(take().filter((r) => r.path === '/fail').length, 8, 'each attempt reached the receiver');
+  });
+
+  it('reminds while unacknowledged, each gap doubling, and stops on acknowledge', async () => {
+    const hook = await channel('remind', { type: 'webhook', url: `${base}/remind` });
+    const id = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, renotify_interval_secs: 60, alerts: [{ channel_id: hook }] }))).json().id as string;
+    await feed(id, ['down']);
+    const incident = await openIncident(id);
+    await worker.tick();
+    const events = (): string[] => take().filter((r) => r.path === '/remind').map((r) => r.body.event);
+    assert.deepEqual(events(), ['opened']);
+    t.clock.advance(30 * S);
+    await worker.tick();
+    assert.deepEqual(events(), [], 'not before the interval');
+    t.clock.advance(31 * S);
+    await worker.tick();
+    await worker.tick();
+    assert.deepEqual(events(), ['reminder']);
+    t.clock.advance(61 * S);
+    await worker.tick();
+    assert.deepEqual(events(), [], 'the second gap is twice the first');
+    t.clock.advance(60 * S);
+    await worker.tick();
+    await worker.tick();
+    assert.deepEqual(events(), ['reminder']);
+    assert.equal((await api('POST', `/api/v1/incidents/${incident.id}/acknowledge`)).statusCode, 200);
+    t.clock.advance(3600 * S);
+    await worker.tick();
+    assert.deepEqual(events(), []);
+  });
+
+  it('delivers a send cut off by a dying node once its lease ends, with the same idempotency key', async () => {
+    const hook = await channel('lease', { type: 'webhook', url: `${base}/lease` });
+    const id = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, renotify_interval_secs: 0, alerts: [{ channel_id: hook }] }))).json().id as string;
+    await feed(id, ['down']);
+    const incident = await openIncident(id);
+    // A node that claims the notification and never finishes (it "died" mid-send).
+    const stuck = new NotificationWorker({ ...t.services, deliverer: { send: () => new Promise<void>(() => {}) } as unknown as Deliverer }, { leaseMs: 30_000 });
+    void stuck.tick();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const [claimed] = await deliveries(incident.id);
+    assert.deepEqual([claimed!.status, claimed!.attempts], ['pending', 1]);
+    await worker.tick();
+    assert.deepEqual(take().filter((r) => r.path === '/lease'), [], 'left alone while the lease runs');
+    t.clock.advance(31 * S);
+    await worker.tick();
+    const got = take().filter((r) => r.path === '/lease');
+    assert.equal(got.length, 1);
+    assert.equal(got[0]!.body.id, claimed!.id, 'the same idempotency key');
+    const [done] = await deliveries(incident.id);
+    assert.deepEqual([done!.status, done!.attempts], ['delivered', 2]);
+  });
+});
