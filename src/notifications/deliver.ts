@@ -6,7 +6,10 @@ import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
 import { pinnedLookup, type NetworkGuard } from '../net/guard.js';
 import type { ChannelConfigT } from '../channels/schema.js';
-import { discordBody, slackBody, teamsBody, webhookBody, type NotificationFacts } from './payloads.js';
+import { discordBody, ntfyBody, pagerdutyBody, slackBody, teamsBody, telegramBody, webhookBody, type NotificationFacts } from './payloads.js';
+
+const TELEGRAM_API = 'https://api.telegram.org';
+const PAGERDUTY_EVENTS = 'https://events.pagerduty.com/v2/enqueue';
 
 const SEND_TIMEOUT_MS = 10_000;
 const USER_AGENT = 'Keepwatch-Notifier/1';
@@ -40,6 +43,13 @@ export class Deliverer {
       case 'slack': return this.post(config.webhook_url, JSON.stringify(slackBody(facts)));
       case 'discord': return this.post(config.webhook_url, JSON.stringify(discordBody(facts)));
       case 'teams': return this.post(config.webhook_url, JSON.stringify(teamsBody(facts)));
+      case 'ntfy':
+        return this.post(config.server_url, JSON.stringify(ntfyBody(config.topic, facts)), config.token ? { authorization: `Bearer ${config.token}` } : {});
+      case 'telegram': {
+        const api = (config.api_base_url ?? TELEGRAM_API).replace(/\/+$/, '');
+        return this.post(`${api}/bot${config.bot_token}/sendMessage`, JSON.stringify(telegramBody(config.chat_id, facts)));
+      }
+      case 'pagerduty': return this.post(config.events_url ?? PAGERDUTY_EVENTS, JSON.stringify(pagerdutyBody(config.routing_key, facts)));
       default:
         throw new DeliveryError(`delivery to ${config.type} channels is not built yet`, { permanent: true });
     }

@@ -70,3 +70,32 @@ export function teamsBody(f: NotificationFacts): Record<string, unknown> {
     }],
   };
 }
+
+/** ntfy's JSON publish: the topic travels in the body, posted to the server root. */
+export function ntfyBody(topic: string, f: NotificationFacts): Record<string, unknown> {
+  return {
+    topic, title: headline(f), message: detail(f),
+    priority: f.event === 'recovered' ? 3 : 5,
+    tags: [f.event === 'recovered' ? 'white_check_mark' : 'rotating_light'],
+  };
+}
+
+export function telegramBody(chatId: string | number, f: NotificationFacts): Record<string, unknown> {
+  return { chat_id: chatId, text: `${headline(f)}\n${detail(f)}`, disable_web_page_preview: true };
+}
+
+const PAGERDUTY_SEVERITY: Record<string, string> = { major_outage: 'critical', partial_outage: 'error', degraded: 'warning' };
+
+/** Events API v2: the incident id is the dedup key, so reminders re-trigger one alert and recovery resolves it. */
+export function pagerdutyBody(routingKey: string, f: NotificationFacts): Record<string, unknown> {
+  return {
+    routing_key: routingKey,
+    event_action: f.event === 'recovered' ? 'resolve' : 'trigger',
+    dedup_key: f.incident.id,
+    payload: {
+      summary: headline(f).slice(0, 1024), source: f.monitor?.name ?? 'keepwatch',
+      severity: PAGERDUTY_SEVERITY[f.incident.impact] ?? 'error', timestamp: f.incident.started_at,
+      custom_details: { cause: f.incident.cause, notification_id: f.id },
+    },
+  };
+}

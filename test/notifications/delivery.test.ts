@@ -114,6 +114,33 @@ describe('notification delivery', () => {
     ]);
   });
 
+  it('speaks ntfy, Telegram and PagerDuty Events v2 at their configured endpoints', async () => {
+    const ntfy = await channel('ntfy', { type: 'ntfy', server_url: `${base}/ntfy`, topic: 'ops-alerts', token: 'tk_secret' });
+    const telegram = await channel('tg', { type: 'telegram', bot_token: `123456:${'A'.repeat(35)}`, chat_id: '-100200', api_base_url: `${base}/tg` });
+    const pagerduty = await channel('pd', { type: 'pagerduty', routing_key: 'R'.repeat(32), events_url: `${base}/pd` });
+    const id = (await api('POST', '/api/v1/targets', httpTarget({
+      name: 'shop', alert_confirmations: 1, recovery_period_secs: 0, renotify_interval_secs: 0,
+      alerts: [ntfy, telegram, pagerduty].map((channel_id) => ({ channel_id })),
+    }))).json().id as string;
+    take();
+    await feed(id, ['down']);
+    const incident = await openIncident(id);
+    await worker.tick();
+    const got = take();
+    const n = got.find((r) => r.path === '/ntfy')!;
+    assert.deepEqual([n.body.topic, n.body.title, n.body.priority, n.headers.authorization], ['ops-alerts', 'Incident opened: shop is down', 5, 'Bearer tk_secret']);
+    const tg = got.find((r) => r.path === `/tg/bot123456:${'A'.repeat(35)}/sendMessage`)!;
+    assert.equal(tg.body.chat_id, '-100200');
+    assert.match(tg.body.text, /^Incident opened: shop is down\nImpact: major outage/);
+    const pd = got.find((r) => r.path === '/pd')!;
+    assert.deepEqual([pd.body.routing_key, pd.body.event_action, pd.body.dedup_key, pd.body.payload.severity, pd.body.payload.source],
+      ['R'.repeat(32), 'trigger', incident.id, 'critical', 'shop']);
+    await feed(id, ['up']);
+    await worker.tick();
+    const resolved = take().find((r) => r.path === '/pd')!;
+    assert.deepEqual([resolved.body.event_action, resolved.body.dedup_key], ['resolve', incident.id]);
+  });
+
   it('is silent on recovery when notify_recovery is false', async () => {
     const hook = await channel('quiet', { type: 'webhook', url: `${base}/quiet` });
     const id = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, recovery_period_secs: 0, notify_recovery: false, renotify_interval_secs: 0, alerts: [{ channel_id: hook }] }))).json().id as string;
