@@ -3,7 +3,7 @@ import { buildApp } from './app.js';
 import { startCheckEngine } from './checks/index.js';
 import { cfg, type Config } from './config/load.js';
 import { Metrics } from './http/metrics.js';
-import { Deliverer, NotificationWorker } from './notifications/index.js';
+import { NotificationWorker } from './notifications/index.js';
 import { startHistorySweep } from './results/index.js';
 import { createServices } from './services.js';
 
@@ -16,8 +16,7 @@ export async function serve(config: Config): Promise<void> {
   if (metricsServer) await metricsServer.listen({ port: cfg.int(config, 'metrics.port'), host: cfg.str(config, 'metrics.host') });
   const engine = cfg.bool(config, 'checker.enabled') ? await startCheckEngine(services, metrics ? { registry: metrics.registry } : {}) : undefined;
   const sweep = startHistorySweep(services);
-  const deliverer = new Deliverer(services.guard);
-  const notifications = new NotificationWorker({ ...services, deliverer });
+  const notifications = new NotificationWorker(services);
   notifications.start();
   services.log.info({ store: services.db.kind, data_dir: services.dataDir, checks: engine ? 'on' : 'off' }, 'keepwatch is serving');
 
@@ -29,7 +28,6 @@ export async function serve(config: Config): Promise<void> {
     await app.close();
     sweep.stop();
     await notifications.stop();
-    await deliverer.close();
     await engine?.stop();
     await metricsServer?.close();
     await services.close();

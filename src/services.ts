@@ -20,6 +20,7 @@ import { createSealer, type Sealer } from './shared/seal.js';
 import type { BatchWriter } from './shared/batch-writer.js';
 import { RdapBootstrap } from './rdap/index.js';
 import { foldIntoIncidents } from './incidents/index.js';
+import { Deliverer } from './notifications/index.js';
 import { ResultWriter } from './results/index.js';
 import { systemClock, type Clock } from './shared/context.js';
 import { sha256 } from './shared/ids.js';
@@ -46,6 +47,8 @@ export interface Services {
   sealer: Sealer;
   /** Refuses targets in blocked address ranges unless `security.allow_private_targets`. */
   guard: NetworkGuard;
+  /** Sends notifications (outbox worker, channel test sends) through the guard. */
+  deliverer: Deliverer;
   /** The live deny-lists (swapped whole on SIGHUP with `abuse.hot_reload_enabled`). */
   denyLists: DenyListHolder;
   /** null: the operator surface answers 404. */
@@ -108,10 +111,11 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const loginAttempts = loginAttemptWriter(db, fingerprint, log);
   const quotaEvents = quotaEventWriter(db, fingerprint, log);
   const results = new ResultWriter(db, log, [foldIntoIncidents]);
+  const guard = new NetworkGuard({ allowPrivate: cfg.bool(config, 'security.allow_private_targets') });
+  const deliverer = new Deliverer(guard);
   return {
     config, db, clock, log, dataDir, fingerprint, rateLimiter, loginAttempts, quotaEvents, results,
-    sealer, denyLists,
-    guard: new NetworkGuard({ allowPrivate: cfg.bool(config, 'security.allow_private_targets') }),
+    sealer, denyLists, guard, deliverer,
     tokens: new TokenVerifier(db, clock, cacheTtlMs, (err) => log.warn({ err }, 'api token last_used_at write failed')),
     orgs: new OrgDirectory(db, clock, cacheTtlMs),
     plans: new PlanService(db, clock, cfg.int(config, 'plan_cache_ttl_secs') * 1000, cfg.str(config, 'deployment.mode') === 'self_hosted'),
@@ -121,7 +125,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     async close() {
       uninstallSighup();
       await rateLimiter.stop();
-      await Promise.all([loginAttempts.flush(), quotaEvents.flush(), results.flush()]);
+      await Promise.all([loginAttempts.flush(), quotaEvents.flush(), results.flush(), deliverer.close()]);
       if (!options.db) await db.close();
     },
   };

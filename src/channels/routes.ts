@@ -2,8 +2,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { addRoute, IdParams } from '../http/route.js';
 import { WRITE_SOURCE_TEXT, writeSourceOf } from '../http/write-source.js';
 import type { Services } from '../services.js';
-import { Channel, ChannelList, CreateChannelBody, ListChannelsQuery, PatchChannelBody } from './schema.js';
+import { Channel, ChannelList, CreateChannelBody, ListChannelsQuery, PatchChannelBody, TestChannelBody, TestSendResult } from './schema.js';
 import { createChannel, deleteChannel, getChannelInOrg, listChannels, patchChannel, type ChannelsCtx } from './service.js';
+import { testSavedChannel, testUnsavedConfig } from './test-send.js';
 
 const TAGS = ['notification-channels'];
 const BASE = '/api/v1/notification-channels';
@@ -65,5 +66,25 @@ export function registerChannelRoutes(app: FastifyInstance, services: Services):
       await deleteChannel(ctx(request), request.params.id);
       return reply.code(204).send();
     },
+  });
+
+  const TEST_TEXT = 'A synthetic alert (`"test": true` in a webhook body, `[Test]` before a chat headline) through the same delivery path as real ones; answers 200 with `delivered` and the `error` when the receiver did not take it. Nothing is stored.';
+
+  addRoute(app, {
+    method: 'POST', url: `${BASE}/test`, auth: 'user', scope: 'channels:execute', tags: TAGS, errors: [403],
+    summary: 'Test an unsaved channel config',
+    description: `Body \`{config}\`, held to the rules a create applies (\`***\` refused, SSRF guard, an \`sms\` config on a plan without SMS alerts 403 \`SMS_ALERTS_DISABLED\`). ${TEST_TEXT}`,
+    body: TestChannelBody,
+    response: { 200: TestSendResult },
+    handler: async (request) => testUnsavedConfig({ ...ctx(request), deliverer: services.deliverer }, request.body.config),
+  });
+
+  addRoute(app, {
+    method: 'POST', url: `${BASE}/:id/test`, auth: 'user', scope: 'channels:execute', tags: TAGS,
+    summary: 'Send a test alert through a saved channel',
+    description: `With the stored secrets; another org's channel is 404. ${TEST_TEXT}`,
+    params: IdParams,
+    response: { 200: TestSendResult },
+    handler: async (request) => testSavedChannel({ ...ctx(request), deliverer: services.deliverer }, request.params.id),
   });
 }

@@ -105,3 +105,10 @@ export type ChannelT = Static<typeof Channel>;
 export type ChannelConfigT = Static<typeof ChannelConfig>;
 export type CreateChannel = Static<typeof CreateChannelBody>;
 export type PatchChannel = Static<typeof PatchChannelBody>;
+
+export const TestChannelBody = Type.Object({ config: ChannelConfig }, { additionalProperties: false });
+
+export const TestSendResult = Type.Object({
+  delivered: Type.Boolean({ description: 'The receiver answered 2xx.' }),
+  error: nullable(Type.String({ description: 'Why it was not delivered: the HTTP status, a connection error, a kind not delivered yet.' })),
+}, { additionalProperties: false });

@@ -66,10 +66,14 @@ export async function listChannels(ctx: ChannelsCtx, page: { limit: number; offs
   return { notification_channels: rows.map(toChannel), total, limit: page.limit, offset: page.offset };
 }
 
-export async function getChannelInOrg(ctx: ChannelsCtx, id: string): Promise<ChannelT> {
+export async function getChannelRowInOrg(ctx: Pick<ChannelsCtx, 'db' | 'org'>, id: string): Promise<ChannelRow> {
   const row = await getChannelRow(ctx.db, ctx.org.id, id);
   if (!row) throw notFound('notification channel');
-  return toChannel(row);
+  return row;
+}
+
+export async function getChannelInOrg(ctx: ChannelsCtx, id: string): Promise<ChannelT> {
+  return toChannel(await getChannelRowInOrg(ctx, id));
 }
 
 async function insertWithinQuota(ctx: ChannelsCtx, tx: Executor, values: ChannelValues): Promise<ChannelRow> {

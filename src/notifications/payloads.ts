@@ -11,6 +11,8 @@ export interface NotificationFacts {
     started_at: string; ended_at: string | null; reminders_sent: number;
   };
   monitor: { id: string; name: string } | null;
+  /** A channel test send: nothing is down. */
+  test?: boolean;
 }
 
 const HEADLINE: Record<NotificationEvent, string> = { opened: 'Incident opened', reminder: 'Still unresolved', recovered: 'Recovered' };
@@ -18,7 +20,7 @@ const HEADLINE: Record<NotificationEvent, string> = { opened: 'Incident opened',
 /** One line a person reads first. */
 export function headline(f: NotificationFacts): string {
   const what = f.incident.title ?? f.monitor?.name ?? 'an incident';
-  return `${HEADLINE[f.event]}: ${what}`;
+  return `${f.test ? '[Test] ' : ''}${HEADLINE[f.event]}: ${what}`;
 }
 
 function detail(f: NotificationFacts): string {
@@ -30,7 +32,7 @@ function detail(f: NotificationFacts): string {
 
 /** The generic webhook's JSON document (documented in OpenAPI on the channel config). */
 export function webhookBody(f: NotificationFacts): Record<string, unknown> {
-  return { id: f.id, event: f.event, incident: f.incident, monitor: f.monitor };
+  return { id: f.id, event: f.event, test: f.test ?? false, incident: f.incident, monitor: f.monitor };
 }
 
 export function slackBody(f: NotificationFacts): Record<string, unknown> {

@@ -10,8 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import { Deliverer, NotificationWorker } from '../../src/notifications/index.js';
 import { signature } from '../../src/notifications/deliver.js';
-import { createTenantWithToken, startTestApp, type Tenant, type TestApp } from '../helpers/app.js';
-import { client, httpTarget, type Api, type Json } from '../targets/helpers.js';
+import { createTenantWithToken, createToken, startTestApp, type Tenant, type TestApp } from '../helpers/app.js';
+import { client, expectError, httpTarget, type Api, type Json } from '../targets/helpers.js';
 
 const S = 1000;
 
@@ -139,6 +139,26 @@ describe('notification delivery', () => {
     await worker.tick();
     const resolved = take().find((r) => r.path === '/pd')!;
     assert.deepEqual([resolved.body.event_action, resolved.body.dedup_key], ['resolve', incident.id]);
+  });
+
+  it('test sends: an unsaved config or a saved channel gets a synthetic alert; the answer says whether it landed', async () => {
+    const unsaved = await api('POST', '/api/v1/notification-channels/test', { config: { type: 'webhook', url: `${base}/try`, secret: 'k' } });
+    assert.equal(unsaved.statusCode, 200, unsaved.body);
+    assert.deepEqual(unsaved.json(), { delivered: true, error: null });
+    const [sent] = take();
+    assert.deepEqual([sent!.path, sent!.body.test, sent!.headers['x-keepwatch-signature']], ['/try', true, signature('k', sent!.raw)]);
+    assert.deepEqual((await api('POST', '/api/v1/notification-channels/test', { config: { type: 'webhook', url: `${base}/fail` } })).json(), { delivered: false, error: 'HTTP 500' });
+    take();
+    expectError(await api('POST', '/api/v1/notification-channels/test', { config: { type: 'webhook', url: `${base}/x`, secret: '***' } }), 400, 'REDACTION_SENTINEL', 'config.secret');
+    expectError(await api('POST', '/api/v1/notification-channels/test', { config: { type: 'carrier-pigeon' } }), 400, 'VALIDATION_FAILED');
+
+    const saved = await channel('saved', { type: 'slack', webhook_url: `${base}/saved` });
+    assert.deepEqual((await api('POST', `/api/v1/notification-channels/${saved}/test`)).json(), { delivered: true, error: null });
+    assert.match(take()[0]!.body.text, /^\[Test\] Incident opened: Test alert from Keepwatch/);
+    const other = client(t, (await createTenantWithToken(t, { plan: 'team' })).token);
+    expectError(await other('POST', `/api/v1/notification-channels/${saved}/test`), 404, 'NOT_FOUND');
+    const writer = client(t, await createToken(t, tenant.userId, { orgId: tenant.orgId, scopes: ['channels:write'] }));
+    expectError(await writer('POST', `/api/v1/notification-channels/${saved}/test`), 403, 'INSUFFICIENT_SCOPE');
   });
 
   it('is silent on recovery when notify_recovery is false', async () => {
