@@ -20,6 +20,7 @@ import { createSealer, type Sealer } from './shared/seal.js';
 import type { BatchWriter } from './shared/batch-writer.js';
 import { RdapBootstrap } from './rdap/index.js';
 import { foldIntoIncidents } from './incidents/index.js';
+import { Mailer } from './mail/mailer.js';
 import { Deliverer } from './notifications/index.js';
 import { ResultWriter } from './results/index.js';
 import { systemClock, type Clock } from './shared/context.js';
@@ -47,6 +48,8 @@ export interface Services {
   sealer: Sealer;
   /** Refuses targets in blocked address ranges unless `security.allow_private_targets`. */
   guard: NetworkGuard;
+  /** Outgoing mail (SMTP at `mail.smtp_url`, else the log). */
+  mailer: Mailer;
   /** Sends notifications (outbox worker, channel test sends) through the guard. */
   deliverer: Deliverer;
   /** The live deny-lists (swapped whole on SIGHUP with `abuse.hot_reload_enabled`). */
@@ -112,10 +115,11 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const quotaEvents = quotaEventWriter(db, fingerprint, log);
   const results = new ResultWriter(db, log, [foldIntoIncidents]);
   const guard = new NetworkGuard({ allowPrivate: cfg.bool(config, 'security.allow_private_targets') });
-  const deliverer = new Deliverer(guard);
+  const mailer = new Mailer(cfg.optStr(config, 'mail.smtp_url'), cfg.str(config, 'mail.from'), log);
+  const deliverer = new Deliverer(guard, mailer);
   return {
     config, db, clock, log, dataDir, fingerprint, rateLimiter, loginAttempts, quotaEvents, results,
-    sealer, denyLists, guard, deliverer,
+    sealer, denyLists, guard, mailer, deliverer,
     tokens: new TokenVerifier(db, clock, cacheTtlMs, (err) => log.warn({ err }, 'api token last_used_at write failed')),
     orgs: new OrgDirectory(db, clock, cacheTtlMs),
     plans: new PlanService(db, clock, cfg.int(config, 'plan_cache_ttl_secs') * 1000, cfg.str(config, 'deployment.mode') === 'self_hosted'),
@@ -126,6 +130,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       uninstallSighup();
       await rateLimiter.stop();
       await Promise.all([loginAttempts.flush(), quotaEvents.flush(), results.flush(), deliverer.close()]);
+      mailer.close();
       if (!options.db) await db.close();
     },
   };

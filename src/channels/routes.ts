@@ -1,9 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { addRoute, IdParams } from '../http/route.js';
 import { WRITE_SOURCE_TEXT, writeSourceOf } from '../http/write-source.js';
+import { cfg } from '../config/load.js';
 import type { Services } from '../services.js';
+import { Type } from '@sinclair/typebox';
 import { Channel, ChannelList, CreateChannelBody, ListChannelsQuery, PatchChannelBody, TestChannelBody, TestSendResult } from './schema.js';
-import { createChannel, deleteChannel, getChannelInOrg, listChannels, patchChannel, type ChannelsCtx } from './service.js';
+import { createChannel, deleteChannel, getChannelInOrg, listChannels, patchChannel, resendVerification, type ChannelsCtx } from './service.js';
+import { confirmVerification, VERIFY_PATH } from './verification.js';
 import { testSavedChannel, testUnsavedConfig } from './test-send.js';
 
 const TAGS = ['notification-channels'];
@@ -16,6 +19,10 @@ export function registerChannelRoutes(app: FastifyInstance, services: Services):
     return {
       db: services.db, actor, org: org!, plan: plan!, plans: services.plans, sealer: services.sealer, guard: services.guard,
       writeSource: writeSourceOf(request),
+      verification: {
+        mailer: services.mailer, publicBaseUrl: cfg.str(services.config, 'auth.public_base_url'), clock: services.clock,
+        onError: (err) => services.log.warn({ err }, 'verification mail failed; resend-verification tries again'),
+      },
       onQuotaExceeded: (quota, details) => services.quotaEvents.push({ event: 'quota_exceeded', quota, accountId, userId, ip: request.ip, details }),
     };
   };
@@ -86,5 +93,26 @@ export function registerChannelRoutes(app: FastifyInstance, services: Services):
     params: IdParams,
     response: { 200: TestSendResult },
     handler: async (request) => testSavedChannel({ ...ctx(request), deliverer: services.deliverer }, request.params.id),
+  });
+
+  addRoute(app, {
+    method: 'POST', url: `${BASE}/:id/resend-verification`, auth: 'user', scope: 'channels:write', tags: TAGS, errors: [409, 429],
+    summary: 'Resend the verification mail of an email channel',
+    description: 'A fresh link (the previous one stops working) to an unverified email channel; 204. A verified or non-email channel is 409 `CONFLICT`; more than one a minute is 429 `RATE_LIMITED` with `Retry-After`.',
+    params: IdParams,
+    response: { 204: Type.Null() },
+    handler: async (request, reply) => {
+      await resendVerification(ctx(request), request.params.id);
+      return reply.code(204).send();
+    },
+  });
+
+  addRoute(app, {
+    method: 'GET', url: `${VERIFY_PATH}/:token`, auth: 'public', tags: TAGS,
+    summary: 'Confirm an email channel (the mailed link)',
+    description: 'The link mailed to an email channel\'s address; following it confirms the address and the channel starts paging. An unknown, used or expired (7 days) token is 404 `NOT_FOUND`.',
+    params: Type.Object({ token: Type.String({ minLength: 1, maxLength: 100 }) }),
+    response: { 200: Type.Object({ channel_id: Type.String({ format: 'uuid' }), verified: Type.Literal(true) }, { additionalProperties: false }) },
+    handler: async (request) => ({ channel_id: await confirmVerification(services.db, request.params.token, services.clock.now()), verified: true as const }),
   });
 }

@@ -82,6 +82,7 @@ export const Channel = Type.Object({
   ...fields,
   config: ShownChannelConfig,
   write_source: WriteSourceSchema,
+  verified: Type.Boolean({ description: 'An email channel pages only once its address is confirmed through the link mailed to it (on create, when `to` changes, and on `resend-verification`); other kinds are always verified.' }),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
 }, { $id: 'NotificationChannel', additionalProperties: false, description: 'A notification channel of the org.' });

@@ -15,6 +15,7 @@ import type { Sealer } from '../shared/seal.js';
 import { normalizeTags } from '../shared/tags.js';
 import { checkConfigUrls, redactConfig, refuseSentinel, sealConfig } from './configs.js';
 import type { ChannelConfigT, ChannelT, CreateChannel, PatchChannel } from './schema.js';
+import { checkResend, issueVerification, sendVerification, type VerificationMailer } from './verification.js';
 import { deleteChannelRow, getChannelRow, insertChannel, listChannelRows, updateChannelRow, type ChannelRow, type ChannelValues } from './store.js';
 
 export interface ChannelsCtx {
@@ -26,6 +27,7 @@ export interface ChannelsCtx {
   sealer: Sealer;
   guard: NetworkGuard;
   writeSource: WriteSource;
+  verification: VerificationMailer;
   /** Records a `quota_exceeded` event for the caller. */
   onQuotaExceeded: (quota: string, details: Record<string, unknown>) => void;
 }
@@ -35,6 +37,7 @@ export function toChannel(row: ChannelRow): ChannelT {
   return {
     id: row.id, name: row.name, enabled: row.enabled, config: redactConfig(row.config), auto_bind_tags: row.auto_bind_tags,
     acknowledge_button: row.acknowledge_button, resolve_button: row.resolve_button, write_source: row.write_source,
+    verified: row.verified_at !== null,
     created_at: row.created_at.toISOString(), updated_at: row.updated_at.toISOString(),
   };
 }
@@ -98,21 +101,24 @@ export async function createChannel(ctx: ChannelsCtx, input: CreateChannel): Pro
     resolve_button: input.resolve_button ?? false,
     write_source: ctx.writeSource,
   };
-  return ctx.db.transaction(async (tx) => {
+  const { row, mail } = await ctx.db.transaction(async (tx) => {
     const row = await insertWithinQuota(ctx, tx, values);
     await writeAudit(tx, ctx.actor, {
       action: 'channel.created', orgId: ctx.org.id, accountId: ctx.org.accountId, entityType: 'notification_channel', entityId: row.id,
       details: { name: row.name, type: row.kind, write_source: row.write_source },
     });
-    return toChannel(row);
+    const mail = row.kind === 'email' ? await issueVerification(tx, row, ctx.verification.publicBaseUrl, ctx.verification.clock.now()) : null;
+    return { row, mail };
   });
+  await sendVerification(ctx.verification, mail);
+  return toChannel(row);
 }
 
 export async function patchChannel(ctx: ChannelsCtx, id: string, input: PatchChannel): Promise<ChannelT> {
   const config = input.config && (await prepareConfig(ctx, input.config));
   const name = input.name === undefined ? undefined : channelName(input.name);
   const tags = input.auto_bind_tags === undefined ? undefined : autoBindTags(input.auto_bind_tags);
-  return ctx.db.transaction(async (tx) => {
+  const { row, mail } = await ctx.db.transaction(async (tx) => {
     const current = await getChannelRow(tx, ctx.org.id, id, 'update');
     if (!current) throw notFound('notification channel');
     if (input.config) checkSmsAllowed(input.config, ctx.plan, current.kind);
@@ -129,8 +135,25 @@ export async function patchChannel(ctx: ChannelsCtx, id: string, input: PatchCha
       action: 'channel.updated', orgId: ctx.org.id, accountId: ctx.org.accountId, entityType: 'notification_channel', entityId: id,
       details: { fields: Object.keys(input).sort(), type: row.kind, write_source: row.write_source },
     });
-    return toChannel(row);
+    // A new address (or a channel newly email) is confirmed again before it pages.
+    const readdressed = row.kind === 'email' && !row.verified_at && (current.kind !== 'email' || current.verified_at !== null || current.config.to !== row.config.to);
+    const mail = readdressed ? await issueVerification(tx, row, ctx.verification.publicBaseUrl, ctx.verification.clock.now()) : null;
+    return { row, mail };
   });
+  await sendVerification(ctx.verification, mail);
+  return toChannel(row);
+}
+
+/** `resend-verification`: a fresh link to an unverified email channel, at most one a minute. */
+export async function resendVerification(ctx: ChannelsCtx, id: string): Promise<void> {
+  const mail = await ctx.db.transaction(async (tx) => {
+    const row = await getChannelRow(tx, ctx.org.id, id, 'update');
+    if (!row) throw notFound('notification channel');
+    const now = ctx.verification.clock.now();
+    checkResend(row, now);
+    return issueVerification(tx, row, ctx.verification.publicBaseUrl, now);
+  });
+  await sendVerification(ctx.verification, mail);
 }
 
 export async function deleteChannel(ctx: ChannelsCtx, id: string): Promise<void> {

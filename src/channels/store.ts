@@ -17,6 +17,9 @@ export interface ChannelRow {
   acknowledge_button: boolean;
   resolve_button: boolean;
   write_source: WriteSource;
+  /** When an email channel's address was confirmed; other kinds are verified from creation. */
+  verified_at: Date | null;
+  verification_sent_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -29,8 +32,8 @@ export type ChannelValues = Pick<ChannelRow, 'name' | 'enabled' | 'config' | 'au
  */
 export async function insertChannel(tx: Executor, c: { id: string; orgId: string; accountId: string; limit: number | null } & ChannelValues): Promise<ChannelRow | null> {
   const [row] = await tx.query<ChannelRow>(
-    `INSERT INTO notification_channels (id, org_id, account_id, name, enabled, kind, config, auto_bind_tags, acknowledge_button, resolve_button, write_source)
-     SELECT $1, $2, $3, $5, $6, $7, $8, $9, $10, $11, $12
+    `INSERT INTO notification_channels (id, org_id, account_id, name, enabled, kind, config, auto_bind_tags, acknowledge_button, resolve_button, write_source, verified_at)
+     SELECT $1, $2, $3, $5, $6, $7, $8, $9, $10, $11, $12, CASE WHEN $7 <> 'email' THEN now() END
       WHERE $4::int IS NULL OR (SELECT count(*) FROM notification_channels WHERE account_id = $3) < $4::int
      RETURNING *`,
     [c.id, c.orgId, c.accountId, c.limit, c.name, c.enabled, c.config.type, JSON.stringify(c.config), c.auto_bind_tags,
@@ -54,7 +57,10 @@ export async function listChannelRows(db: Executor, orgId: string, page: { limit
 export async function updateChannelRow(tx: Executor, orgId: string, id: string, v: ChannelValues): Promise<ChannelRow | null> {
   const [row] = await tx.query<ChannelRow>(
     `UPDATE notification_channels SET name = $3, enabled = $4, kind = $5, config = $6, auto_bind_tags = $7,
-       acknowledge_button = $8, resolve_button = $9, write_source = $10, updated_at = now()
+       acknowledge_button = $8, resolve_button = $9, write_source = $10, updated_at = now(),
+       -- A new email address must be confirmed again; any other kind needs no confirmation.
+       verified_at = CASE WHEN $5 <> 'email' THEN coalesce(verified_at, now())
+                          WHEN kind = 'email' AND config->>'to' = $6::jsonb->>'to' THEN verified_at END
      WHERE org_id = $1 AND id = $2 RETURNING *`,
     [orgId, id, v.name, v.enabled, v.config.type, JSON.stringify(v.config), v.auto_bind_tags, v.acknowledge_button, v.resolve_button, v.write_source]);
   return row ?? null;

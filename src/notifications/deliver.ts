@@ -6,7 +6,8 @@ import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
 import { pinnedLookup, type NetworkGuard } from '../net/guard.js';
 import type { ChannelConfigT } from '../channels/schema.js';
-import { discordBody, ntfyBody, pagerdutyBody, slackBody, teamsBody, telegramBody, webhookBody, type NotificationFacts } from './payloads.js';
+import type { Mailer } from '../mail/mailer.js';
+import { discordBody, emailBody, ntfyBody, pagerdutyBody, slackBody, teamsBody, telegramBody, webhookBody, type NotificationFacts } from './payloads.js';
 
 const TELEGRAM_API = 'https://api.telegram.org';
 const PAGERDUTY_EVENTS = 'https://events.pagerduty.com/v2/enqueue';
@@ -28,7 +29,7 @@ export function signature(secret: string, body: string): string {
 export class Deliverer {
   private readonly agent: Agent;
 
-  constructor(private readonly guard: NetworkGuard) {
+  constructor(private readonly guard: NetworkGuard, private readonly mailer: Mailer) {
     this.agent = new Agent({ connect: { lookup: pinnedLookup(guard), timeout: SEND_TIMEOUT_MS } });
   }
 
@@ -48,6 +49,13 @@ export class Deliverer {
       case 'telegram': {
         const api = (config.api_base_url ?? TELEGRAM_API).replace(/\/+$/, '');
         return this.post(`${api}/bot${config.bot_token}/sendMessage`, JSON.stringify(telegramBody(config.chat_id, facts)));
+      }
+      case 'email': {
+        try {
+          return await this.mailer.send({ to: config.to, ...emailBody(facts), headers: { 'X-Keepwatch-Notification': facts.id } });
+        } catch (err) {
+          throw new DeliveryError(`mail: ${(err as Error).message}`);
+        }
       }
       case 'pagerduty': return this.post(config.events_url ?? PAGERDUTY_EVENTS, JSON.stringify(pagerdutyBody(config.routing_key, facts)));
       default:

@@ -1,6 +1,7 @@
 // The notification outbox: rows written in the transaction that changes an incident, one per
 // channel that pages for the monitor: its `alerts` bindings plus every enabled channel whose
-// `auto_bind_tags` share a tag with it (case-insensitive), each channel once.
+// `auto_bind_tags` share a tag with it (case-insensitive), each channel once. An email channel
+// whose address is not yet confirmed does not page.
 import type { Executor } from '../db/db.js';
 import { newId } from '../shared/ids.js';
 
@@ -12,7 +13,7 @@ export interface Enqueue { orgId: string; incidentId: string; targetId: string |
 async function channelsFor(tx: Executor, targetIds: readonly string[]): Promise<Map<string, string[]>> {
   const rows = await tx.query<{ target_id: string; channel_id: string }>(
     `SELECT t.id AS target_id, c.id AS channel_id
-       FROM targets t JOIN notification_channels c ON c.org_id = t.org_id AND c.enabled
+       FROM targets t JOIN notification_channels c ON c.org_id = t.org_id AND c.enabled AND c.verified_at IS NOT NULL
       WHERE t.id = ANY($1::uuid[])
         AND (c.id = ANY(t.alert_channel_ids)
              OR EXISTS (SELECT 1 FROM unnest(c.auto_bind_tags) a JOIN unnest(t.tags) g ON lower(a) = lower(g)))

@@ -1,5 +1,6 @@
 // What each channel kind receives (monitoring-api.md leaves payloads open: "The payload format
 // sent to each channel kind: not shown"). Pure: a notification in, the HTTP request body out.
+import { escapeHtml } from '../mail/mailer.js';
 import type { NotificationEvent } from './outbox.js';
 
 export interface NotificationFacts {
@@ -100,4 +101,11 @@ export function pagerdutyBody(routingKey: string, f: NotificationFacts): Record<
       custom_details: { cause: f.incident.cause, notification_id: f.id },
     },
   };
+}
+
+/** An alert mail: the headline as subject, the facts as text and as the same text in HTML. */
+export function emailBody(f: NotificationFacts): { subject: string; text: string; html: string } {
+  const text = `${headline(f)}\n\n${detail(f)}\n\nNotification ${f.id}`;
+  const html = `<h2>${escapeHtml(headline(f))}</h2><p>${detail(f).split('\n').map(escapeHtml).join('<br>')}</p><p style="color:#666">Notification ${f.id}</p>`;
+  return { subject: headline(f), text, html };
 }

@@ -34,7 +34,7 @@ describe('notification channels', () => {
     assert.deepEqual(
       { ...channel, id: undefined, created_at: undefined, updated_at: undefined },
       { id: undefined, name: 'Ops hook', enabled: true, config: { ...WEBHOOK, secret: '***' }, auto_bind_tags: [], acknowledge_button: true,
-        resolve_button: false, write_source: 'api', created_at: undefined, updated_at: undefined });
+        resolve_button: false, write_source: 'api', verified: true, created_at: undefined, updated_at: undefined });
     const stored = await storedConfig(channel.id);
     assert.notEqual(stored.secret, 'whsec-1');
     assert.ok(!JSON.stringify(stored).includes('whsec-1'), 'the secret is not stored in the clear');

@@ -1,0 +1,122 @@
+// Email channels against a real SMTP server on 127.0.0.1 (smtp-server): the verification link is
+// mailed on create, an unconfirmed channel does not page, following the link confirms it, alerts
+// then arrive as text and HTML; a new address is confirmed again; resend is limited and refused
+// for channels with nothing to confirm.
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import { SMTPServer } from 'smtp-server';
+import { NotificationWorker } from '../../src/notifications/index.js';
+import { createTenantWithToken, startTestApp, type Tenant, type TestApp } from '../helpers/app.js';
+import { client, expectError, httpTarget, type Api } from '../targets/helpers.js';
+
+interface Received { to: string; raw: string }
+
+describe('email channels', () => {
+  let t: TestApp;
+  let api: Api;
+  let tenant: Tenant & { token: string };
+  let smtp: SMTPServer;
+  let worker: NotificationWorker;
+  const inbox: Received[] = [];
+
+  before(async () => {
+    smtp = new SMTPServer({
+      authOptional: true, disabledCommands: ['STARTTLS'], logger: false,
+      onData(stream, session, callback) {
+        let raw = '';
+        stream.on('data', (c: Buffer) => { raw += c.toString(); });
+        stream.on('end', () => {
+          inbox.push({ to: session.envelope.rcptTo.map((r) => r.address).join(','), raw });
+          callback();
+        });
+      },
+    });
+    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+    const port = (smtp.server.address() as AddressInfo).port;
+    t = await startTestApp({ config: { 'mail.smtp_url': `smtp://127.0.0.1:${port}`, 'auth.public_base_url': 'https://keepwatch.example' } });
+    tenant = await createTenantWithToken(t, { plan: 'team' });
+    api = client(t, tenant.token);
+    worker = new NotificationWorker(t.services, { pollMs: 60_000 });
+  });
+  after(async () => {
+    await t.close();
+    await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  });
+
+  const mailTo = async (address: string): Promise<Received> => {
+    for (let i = 0; i < 100; i++) {
+      const at = inbox.findIndex((m) => m.to === address);
+      if (at >= 0) return inbox.splice(at, 1)[0]!;
+      await sleep(50);
+    }
+    throw new Error(`no mail to ${address}`);
+  };
+  /** The verification token in a mail (quoted-printable soft breaks undone). */
+  const tokenIn = (mail: Received): string => {
+    const body = mail.raw.replace(/=\r?\n/g, '');
+    return /verify\/channel\/([A-Za-z0-9_-]{43})/.exec(body)![1]!;
+  };
+
+  it('confirms the address before paging, then pages by mail', async () => {
+    const created = await api('POST', '/api/v1/notification-channels', { name: 'ops mail', config: { type: 'email', to: 'ops@example.com' } });
+    assert.equal(created.statusCode, 201, created.body);
+    const channel = created.json();
+    assert.equal(channel.verified, false);
+    const verification = await mailTo('ops@example.com');
+    assert.match(verification.raw, /Subject: Confirm Keepwatch alerts for ops mail/);
+    assert.match(verification.raw.replace(/=\r?\n/g, ''), /https:\/\/keepwatch\.example\/verify\/channel\/[A-Za-z0-9_-]{43}/);
+
+    const id = (await api('POST', '/api/v1/targets', httpTarget({ name: 'store', alert_confirmations: 1, recovery_period_secs: 0, renotify_interval_secs: 0, alerts: [{ channel_id: channel.id }] }))).json().id as string;
+    const push = async (status: 'up' | 'down', at: number) => {
+      t.services.results.push({ targetId: id, orgId: tenant.orgId, region: 'local', status, duration_ms: 3, error: status === 'down' ? 'HTTP 502' : null, checkedAt: new Date(at), staleAfterMs: 30_000 });
+      await t.services.results.flush();
+    };
+    await push('down', Date.now() - 60_000);
+    const [first] = (await api('GET', `/api/v1/incidents?target_id=${id}`)).json().incidents;
+    assert.equal((await api('GET', `/api/v1/incidents/${first.id}/notifications`)).json().total, 0, 'unconfirmed: no page');
+
+    const confirm = await t.inject({ method: 'GET', url: `/verify/channel/${tokenIn(verification)}` });
+    assert.equal(confirm.statusCode, 200, confirm.body);
+    assert.deepEqual(confirm.json(), { channel_id: channel.id, verified: true });
+    assert.equal((await t.inject({ method: 'GET', url: `/verify/channel/${tokenIn(verification)}` })).statusCode, 404, 'used once');
+    assert.equal((await api('GET', `/api/v1/notification-channels/${channel.id}`)).json().verified, true);
+
+    await push('up', Date.now() - 50_000);
+    await push('down', Date.now() - 40_000);
+    await worker.tick();
+    // The first incident closed (its recovery mails now) and a second opened.
+    const mails = [await mailTo('ops@example.com'), await mailTo('ops@example.com')];
+    assert.ok(mails.some((m) => /Subject: Recovered: store is down/.test(m.raw)));
+    const alert = mails.find((m) => /Subject: Incident opened/.test(m.raw))!;
+    assert.match(alert.raw, /Subject: Incident opened: store is down/);
+    assert.match(alert.raw, /Content-Type: text\/plain/);
+    assert.match(alert.raw, /Content-Type: text\/html/);
+    assert.match(alert.raw, /X-Keepwatch-Notification: [0-9a-f-]{36}/);
+    const [second] = (await api('GET', `/api/v1/incidents?target_id=${id}&status=open`)).json().incidents;
+    const [sent] = (await api('GET', `/api/v1/incidents/${second.id}/notifications`)).json().notifications;
+    assert.equal(sent.status, 'delivered');
+  });
+
+  it('confirms a new address again, limits resends to one a minute, and refuses what has nothing to confirm', async () => {
+    const channel = (await api('POST', '/api/v1/notification-channels', { name: 'oncall', config: { type: 'email', to: 'a@example.com' } })).json();
+    const first = await mailTo('a@example.com');
+    await t.inject({ method: 'GET', url: `/verify/channel/${tokenIn(first)}` });
+    const renamed = (await api('PATCH', `/api/v1/notification-channels/${channel.id}`, { name: 'on call' })).json();
+    assert.equal(renamed.verified, true, 'same address: still confirmed');
+    const moved = (await api('PATCH', `/api/v1/notification-channels/${channel.id}`, { config: { type: 'email', to: 'b@example.com' } })).json();
+    assert.equal(moved.verified, false);
+    await mailTo('b@example.com');
+    expectError(await api('POST', `/api/v1/notification-channels/${channel.id}/resend-verification`), 429, 'RATE_LIMITED');
+    t.clock.advance(61_000);
+    assert.equal((await api('POST', `/api/v1/notification-channels/${channel.id}/resend-verification`)).statusCode, 204);
+    const again = await mailTo('b@example.com');
+    assert.ok(tokenIn(again));
+
+    const hook = (await api('POST', '/api/v1/notification-channels', { name: 'hook', config: { type: 'slack', webhook_url: 'https://hooks.slack.com/services/T/B/X' } })).json();
+    assert.equal(hook.verified, true);
+    expectError(await api('POST', `/api/v1/notification-channels/${hook.id}/resend-verification`), 409, 'CONFLICT');
+    expectError(await t.inject({ method: 'GET', url: '/verify/channel/nope' }), 404, 'NOT_FOUND');
+  });
+});
