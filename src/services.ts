@@ -116,7 +116,8 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const results = new ResultWriter(db, log, [foldIntoIncidents]);
   const guard = new NetworkGuard({ allowPrivate: cfg.bool(config, 'security.allow_private_targets') });
   const mailer = new Mailer(cfg.optStr(config, 'mail.smtp_url'), cfg.str(config, 'mail.from'), log);
-  const deliverer = new Deliverer(guard, mailer);
+  const smsUrl = cfg.optStr(config, 'sms.provider_url');
+  const deliverer = new Deliverer(guard, mailer, smsUrl ? { url: smsUrl, token: cfg.optStr(config, 'sms.provider_token') } : null);
   return {
     config, db, clock, log, dataDir, fingerprint, rateLimiter, loginAttempts, quotaEvents, results,
     sealer, denyLists, guard, mailer, deliverer,

@@ -7,7 +7,7 @@ import { Agent, request } from 'undici';
 import { pinnedLookup, type NetworkGuard } from '../net/guard.js';
 import type { ChannelConfigT } from '../channels/schema.js';
 import type { Mailer } from '../mail/mailer.js';
-import { discordBody, emailBody, ntfyBody, pagerdutyBody, slackBody, teamsBody, telegramBody, webhookBody, type NotificationFacts } from './payloads.js';
+import { discordBody, emailBody, smsText, ntfyBody, pagerdutyBody, slackBody, teamsBody, telegramBody, webhookBody, type NotificationFacts } from './payloads.js';
 
 const TELEGRAM_API = 'https://api.telegram.org';
 const PAGERDUTY_EVENTS = 'https://events.pagerduty.com/v2/enqueue';
@@ -28,8 +28,14 @@ export function signature(secret: string, body: string): string {
 
 export class Deliverer {
   private readonly agent: Agent;
+  private readonly plain = new Agent({ connect: { timeout: SEND_TIMEOUT_MS } });
 
-  constructor(private readonly guard: NetworkGuard, private readonly mailer: Mailer) {
+  constructor(
+    private readonly guard: NetworkGuard,
+    private readonly mailer: Mailer,
+    /** The deployment's SMS gateway (`sms.provider_url`): operator configuration, so not guarded. */
+    private readonly sms: { url: string; token: string | undefined } | null = null,
+  ) {
     this.agent = new Agent({ connect: { lookup: pinnedLookup(guard), timeout: SEND_TIMEOUT_MS } });
   }
 
@@ -57,20 +63,24 @@ export class Deliverer {
           throw new DeliveryError(`mail: ${(err as Error).message}`);
         }
       }
+      case 'sms': {
+        if (!this.sms) throw new DeliveryError('no SMS provider is configured (sms.provider_url)', { permanent: true });
+        const auth: Record<string, string> = this.sms.token ? { authorization: `Bearer ${this.sms.token}` } : {};
+        return this.post(this.sms.url, JSON.stringify({ id: facts.id, to: config.to, body: smsText(facts) }), auth, false);
+      }
       case 'pagerduty': return this.post(config.events_url ?? PAGERDUTY_EVENTS, JSON.stringify(pagerdutyBody(config.routing_key, facts)));
-      default:
-        throw new DeliveryError(`delivery to ${config.type} channels is not built yet`, { permanent: true });
     }
   }
 
-  private async post(url: string, body: string, headers: Record<string, string> = {}): Promise<void> {
+  /** POSTs JSON; `guarded` URLs (every tenant-supplied one) go through the SSRF guard. */
+  private async post(url: string, body: string, headers: Record<string, string> = {}, guarded = true): Promise<void> {
     const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
     // The pinned lookup guards names; a literal address is judged here, as Node skips lookup for it.
-    if (isIP(host)) await this.guard.resolveForConnect(host).catch((err: Error) => { throw new DeliveryError(err.message); });
+    if (guarded && isIP(host)) await this.guard.resolveForConnect(host).catch((err: Error) => { throw new DeliveryError(err.message); });
     let res;
     try {
       res = await request(url, {
-        method: 'POST', dispatcher: this.agent, body,
+        method: 'POST', dispatcher: guarded ? this.agent : this.plain, body,
         headers: { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...headers },
         headersTimeout: SEND_TIMEOUT_MS, bodyTimeout: SEND_TIMEOUT_MS,
       });
@@ -83,7 +93,7 @@ export class Deliverer {
     throw new DeliveryError(`HTTP ${res.statusCode}`, Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {});
   }
 
-  close(): Promise<void> {
-    return this.agent.close();
+  async close(): Promise<void> {
+    await Promise.all([this.agent.close(), this.plain.close()]);
   }
 }

@@ -109,3 +109,9 @@ export function emailBody(f: NotificationFacts): { subject: string; text: string
   const html = `<h2>${escapeHtml(headline(f))}</h2><p>${detail(f).split('\n').map(escapeHtml).join('<br>')}</p><p style="color:#666">Notification ${f.id}</p>`;
   return { subject: headline(f), text, html };
 }
+
+/** One SMS: the headline and the cause, within a single 160-character segment where it can. */
+export function smsText(f: NotificationFacts): string {
+  const text = f.incident.cause && f.event !== 'recovered' ? `${headline(f)} (${f.incident.cause})` : headline(f);
+  return text.length <= 160 ? text : `${text.slice(0, 159)}…`;
+}

@@ -37,7 +37,10 @@ describe('notification delivery', () => {
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-    t = await startTestApp({ config: { 'security.allow_private_targets': true, 'security.credentials_kek_base64': randomBytes(32).toString('base64') } });
+    t = await startTestApp({ config: {
+      'security.allow_private_targets': true, 'security.credentials_kek_base64': randomBytes(32).toString('base64'),
+      'sms.provider_url': `${base}/sms-gateway`, 'sms.provider_token': 'gw-token',
+    } });
     tenant = await createTenantWithToken(t, { plan: 'team' });
     api = client(t, tenant.token);
     deliverer = t.services.deliverer;
@@ -156,6 +159,29 @@ describe('notification delivery', () => {
     expectError(await other('POST', `/api/v1/notification-channels/${saved}/test`), 404, 'NOT_FOUND');
     const writer = client(t, await createToken(t, tenant.userId, { orgId: tenant.orgId, scopes: ['channels:write'] }));
     expectError(await writer('POST', `/api/v1/notification-channels/${saved}/test`), 403, 'INSUFFICIENT_SCOPE');
+  });
+
+  it('sends SMS through the deployment\'s gateway; without one the alert is dead at once with the reason', async () => {
+    const sms = await channel('phone', { type: 'sms', to: '+447700900123' });
+    const id = (await api('POST', '/api/v1/targets', httpTarget({ name: 'checkout', alert_confirmations: 1, recovery_period_secs: 0, notify_recovery: false, renotify_interval_secs: 0, alerts: [{ channel_id: sms }] }))).json().id as string;
+    take();
+    await feed(id, ['down']);
+    await worker.tick();
+    const [text] = take();
+    assert.deepEqual([text!.path, text!.headers.authorization, text!.body.to, text!.body.body], ['/sms-gateway', 'Bearer gw-token', '+447700900123', 'Incident opened: checkout is down (HTTP 500)']);
+
+    const bare = await startTestApp({ store: t.store });
+    try {
+      const lonely = new NotificationWorker(bare.services, { pollMs: 60_000 });
+      await feed(id, ['up', 'down']);
+      await lonely.tick();
+      const incident = await openIncident(id);
+      const [state] = await deliveries(incident.id);
+      assert.deepEqual([state!.status, state!.attempts, state!.last_error], ['dead', 1, 'no SMS provider is configured (sms.provider_url)']);
+    } finally {
+      await bare.close();
+    }
+    take();
   });
 
   it('is silent on recovery when notify_recovery is false', async () => {
