@@ -14,7 +14,7 @@ import { registerRegionRoutes } from './regions/routes.js';
 import { registerChannelRoutes } from './channels/index.js';
 import { registerCheckRoutes } from './checks/index.js';
 import { registerDashboardRoutes } from './dashboard/index.js';
-import { registerIncidentRoutes } from './incidents/index.js';
+import { registerAlertActionRoutes, registerIncidentRoutes } from './incidents/index.js';
 import { registerMaintenanceRoutes } from './maintenance/index.js';
 import { registerNotificationRoutes } from './notifications/index.js';
 import { registerManualRoutes } from './manual/index.js';
@@ -64,6 +64,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   registerChannelRoutes(app, services);
   registerMaintenanceRoutes(app, services);
   registerIncidentRoutes(app, services);
+  registerAlertActionRoutes(app, services);
   registerNotificationRoutes(app, services);
   registerDashboardRoutes(app, services);
   registerOperatorRoutes(app, services);

@@ -14,6 +14,8 @@ export interface NotificationFacts {
   monitor: { id: string; name: string } | null;
   /** A channel test send: nothing is down. */
   test?: boolean;
+  /** Links that act for whoever holds the alert (the channel's `acknowledge_button`). */
+  actions?: { acknowledge?: string };
 }
 
 const HEADLINE: Record<NotificationEvent, string> = { opened: 'Incident opened', reminder: 'Still unresolved', recovered: 'Recovered' };
@@ -42,6 +44,7 @@ export function slackBody(f: NotificationFacts): Record<string, unknown> {
     blocks: [
       { type: 'header', text: { type: 'plain_text', text: headline(f).slice(0, 150) } },
       { type: 'section', text: { type: 'mrkdwn', text: detail(f) } },
+      ...(f.actions?.acknowledge ? [{ type: 'actions', elements: [{ type: 'button', text: { type: 'plain_text', text: 'Acknowledge' }, url: f.actions.acknowledge, style: 'primary' }] }] : []),
       { type: 'context', elements: [{ type: 'mrkdwn', text: `keepwatch · ${f.id}` }] },
     ],
   };
@@ -52,7 +55,7 @@ const DISCORD_COLOUR: Record<NotificationEvent, number> = { opened: 0xd93f0b, re
 export function discordBody(f: NotificationFacts): Record<string, unknown> {
   return {
     content: headline(f).slice(0, 2000),
-    embeds: [{ title: headline(f).slice(0, 256), description: detail(f).slice(0, 4096), color: DISCORD_COLOUR[f.event], footer: { text: `keepwatch · ${f.id}` } }],
+    embeds: [{ title: headline(f).slice(0, 256), description: `${detail(f)}${f.actions?.acknowledge ? `\n\n[Acknowledge](${f.actions.acknowledge})` : ''}`.slice(0, 4096), color: DISCORD_COLOUR[f.event], footer: { text: `keepwatch · ${f.id}` } }],
   };
 }
 
@@ -69,6 +72,7 @@ export function teamsBody(f: NotificationFacts): Record<string, unknown> {
           { type: 'TextBlock', text: detail(f), wrap: true },
           { type: 'TextBlock', isSubtle: true, text: `keepwatch · ${f.id}`, wrap: true },
         ],
+        ...(f.actions?.acknowledge && { actions: [{ type: 'Action.OpenUrl', title: 'Acknowledge', url: f.actions.acknowledge }] }),
       },
     }],
   };
@@ -80,11 +84,15 @@ export function ntfyBody(topic: string, f: NotificationFacts): Record<string, un
     topic, title: headline(f), message: detail(f),
     priority: f.event === 'recovered' ? 3 : 5,
     tags: [f.event === 'recovered' ? 'white_check_mark' : 'rotating_light'],
+    ...(f.actions?.acknowledge && { actions: [{ action: 'view', label: 'Acknowledge', url: f.actions.acknowledge }] }),
   };
 }
 
 export function telegramBody(chatId: string | number, f: NotificationFacts): Record<string, unknown> {
-  return { chat_id: chatId, text: `${headline(f)}\n${detail(f)}`, disable_web_page_preview: true };
+  return {
+    chat_id: chatId, text: `${headline(f)}\n${detail(f)}`, disable_web_page_preview: true,
+    ...(f.actions?.acknowledge && { reply_markup: { inline_keyboard: [[{ text: 'Acknowledge', url: f.actions.acknowledge }]] } }),
+  };
 }
 
 const PAGERDUTY_SEVERITY: Record<string, string> = { major_outage: 'critical', partial_outage: 'error', degraded: 'warning' };
@@ -105,8 +113,10 @@ export function pagerdutyBody(routingKey: string, f: NotificationFacts): Record<
 
 /** An alert mail: the headline as subject, the facts as text and as the same text in HTML. */
 export function emailBody(f: NotificationFacts): { subject: string; text: string; html: string } {
-  const text = `${headline(f)}\n\n${detail(f)}\n\nNotification ${f.id}`;
-  const html = `<h2>${escapeHtml(headline(f))}</h2><p>${detail(f).split('\n').map(escapeHtml).join('<br>')}</p><p style="color:#666">Notification ${f.id}</p>`;
+  const ack = f.actions?.acknowledge;
+  const text = `${headline(f)}\n\n${detail(f)}${ack ? `\n\nAcknowledge: ${ack}` : ''}\n\nNotification ${f.id}`;
+  const html = `<h2>${escapeHtml(headline(f))}</h2><p>${detail(f).split('\n').map(escapeHtml).join('<br>')}</p>` +
+    `${ack ? `<p><a href="${escapeHtml(ack)}">Acknowledge</a></p>` : ''}<p style="color:#666">Notification ${f.id}</p>`;
   return { subject: headline(f), text, html };
 }
 

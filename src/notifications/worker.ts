@@ -5,7 +5,9 @@
 // that have come due. Several nodes may run it on one store.
 import type { Logger } from 'pino';
 import { openConfig, type StoredChannelConfig } from '../channels/configs.js';
+import { cfg, type Config } from '../config/load.js';
 import type { Db } from '../db/db.js';
+import { ACK_BUTTON_KINDS, mintAcknowledgeLink } from '../incidents/alert-actions.js';
 import type { Clock } from '../shared/context.js';
 import type { Sealer } from '../shared/seal.js';
 import { DeliveryError, type Deliverer } from './deliver.js';
@@ -31,6 +33,7 @@ export function retryDelayMs(attempt: number, baseMs: number, random = Math.rand
 
 interface ClaimedRow {
   id: string; event: NotificationEvent; attempts: number; kind: string | null; config: StoredChannelConfig | null;
+  channel_id: string | null; acknowledge_button: boolean | null; acknowledged_at: Date | null;
   incident_id: string; title: string | null; status: string; impact: string; cause: string | null;
   started_at: Date; ended_at: Date | null; reminders_sent: number; target_id: string | null; target_name: string | null;
 }
@@ -41,7 +44,7 @@ export class NotificationWorker {
   private readonly o: Required<WorkerOptions>;
 
   constructor(
-    private readonly deps: { db: Db; clock: Clock; sealer: Sealer; log: Logger; deliverer: Deliverer },
+    private readonly deps: { db: Db; clock: Clock; sealer: Sealer; log: Logger; deliverer: Deliverer; config: Config },
     options: WorkerOptions = {},
   ) {
     this.o = { baseDelayMs: 10_000, leaseMs: 60_000, pollMs: 1000, batch: 50, ...options };
@@ -95,7 +98,7 @@ export class NotificationWorker {
           WHERE id IN (SELECT id FROM notifications WHERE status = 'pending' AND next_attempt_at <= $1
                         ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
           RETURNING id, event, attempts, channel_id, incident_id)
-       SELECT c.id, c.event, c.attempts, ch.kind, ch.config, i.id AS incident_id, i.title, i.status, i.impact, i.cause,
+       SELECT c.id, c.event, c.attempts, ch.kind, ch.config, c.channel_id, ch.acknowledge_button, i.acknowledged_at, i.id AS incident_id, i.title, i.status, i.impact, i.cause,
               i.started_at, i.ended_at, i.reminders_sent, i.target_id, t.name AS target_name
          FROM claimed c JOIN incidents i ON i.id = c.incident_id
          LEFT JOIN notification_channels ch ON ch.id = c.channel_id
@@ -112,6 +115,10 @@ export class NotificationWorker {
       },
       monitor: row.target_id && row.target_name ? { id: row.target_id, name: row.target_name } : null,
     };
+    if (row.event !== 'recovered' && row.status === 'open' && !row.acknowledged_at && row.acknowledge_button && row.channel_id && ACK_BUTTON_KINDS.has(row.kind ?? '')) {
+      const link = await mintAcknowledgeLink(this.deps.db, cfg.str(this.deps.config, 'auth.public_base_url'), row.incident_id, row.channel_id, this.deps.clock.now());
+      facts.actions = { acknowledge: link };
+    }
     let failure: DeliveryError | null = null;
     try {
       const config = row.config && openConfig(row.config, this.deps.sealer);

@@ -184,6 +184,43 @@ describe('notification delivery', () => {
     take();
   });
 
+  it('carries an acknowledge link where the channel asks for one; the link\'s page acts only on its button', async () => {
+    const slack = await channel('ack-slack', { type: 'slack', webhook_url: `${base}/ack-slack` });
+    const quiet = await channel('no-ack', { type: 'discord', webhook_url: `${base}/no-ack` }, { acknowledge_button: false });
+    const hook = await channel('ack-hook', { type: 'webhook', url: `${base}/ack-hook` });
+    const id = (await api('POST', '/api/v1/targets', httpTarget({ name: 'cart', alert_confirmations: 1, renotify_interval_secs: 0, alerts: [slack, quiet, hook].map((channel_id) => ({ channel_id })) }))).json().id as string;
+    take();
+    await feed(id, ['down']);
+    const incident = await openIncident(id);
+    await worker.tick();
+    const got = take();
+    const button = got.find((r) => r.path === '/ack-slack')!.body.blocks.find((b: Json) => b.type === 'actions').elements[0];
+    assert.equal(button.text.text, 'Acknowledge');
+    assert.match(button.url, /^http:\/\/localhost:8080\/act\/[A-Za-z0-9_-]{43}$/);
+    assert.doesNotMatch(got.find((r) => r.path === '/no-ack')!.body.embeds[0].description, /Acknowledge/);
+    assert.equal(got.find((r) => r.path === '/ack-hook')!.body.actions, undefined);
+
+    const path = new URL(button.url).pathname;
+    const shown = await t.inject({ method: 'GET', url: path });
+    assert.equal(shown.statusCode, 200);
+    assert.match(String(shown.headers['content-type']), /^text\/html/);
+    assert.match(shown.body, /<form method="post">/);
+    assert.match(shown.body, /Incident: cart is down/);
+    assert.equal((await openIncident(id)).acknowledged_at, null, 'looking at the page changes nothing');
+    const acted = await t.inject({ method: 'POST', url: path, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: '' });
+    assert.equal(acted.statusCode, 200, acted.body);
+    assert.match(acted.body, /Acknowledged\. Reminders have stopped\./);
+    const after = await openIncident(id);
+    assert.ok(after.acknowledged_at);
+    assert.equal(after.acknowledged_by, null, 'no user: the alert link acted');
+    const [audit] = await t.services.db.query<{ actor_type: string; actor_id: string }>("SELECT actor_type, actor_id FROM audit_log WHERE entity_id = $1 AND action = 'incident.acknowledged'", [incident.id]);
+    assert.deepEqual([audit!.actor_type, audit!.actor_id], ['system', 'alert-link:ack-slack']);
+    assert.match((await t.inject({ method: 'POST', url: path })).body, /already acknowledged/);
+    const gone = await t.inject({ method: 'GET', url: '/act/not-a-token' });
+    assert.equal(gone.statusCode, 404);
+    assert.match(gone.body, /unknown or has expired/);
+  });
+
   it('is silent on recovery when notify_recovery is false', async () => {
     const hook = await channel('quiet', { type: 'webhook', url: `${base}/quiet` });
     const id = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, recovery_period_secs: 0, notify_recovery: false, renotify_interval_secs: 0, alerts: [{ channel_id: hook }] }))).json().id as string;
