@@ -6,6 +6,8 @@
 import type { Executor } from '../db/db.js';
 import { enqueueNotifications, reminderGapMs, type Enqueue } from '../notifications/index.js';
 import type { CheckResultRecord } from '../results/types.js';
+import { writeAuditMany } from '../shared/audit.js';
+import type { Actor } from '../shared/context.js';
 import { newId } from '../shared/ids.js';
 import type { CheckKind } from '../targets/constants.js';
 import type { RegionPolicyT } from '../targets/schema.js';
@@ -209,7 +211,14 @@ async function writeIncidents(tx: Executor, changes: readonly Changed[]): Promis
     }
   }
   await enqueueNotifications(tx, outbox, now);
+  await writeAuditMany(tx, ENGINE, changes.flatMap((c) => [
+    ...(!c.row ? [{ action: 'incident.opened', orgId: c.orgId, entityType: 'incident', entityId: c.id, details: { target_id: c.targetId, impact: c.impact } }] : []),
+    ...(c.endedAt !== null ? [{ action: 'incident.closed', orgId: c.orgId, entityType: 'incident', entityId: c.id, details: { target_id: c.targetId, ended_at: iso(c.endedAt) } }] : []),
+  ]));
 }
+
+/** The actor of what the engine does, in the audit log. */
+const ENGINE: Actor = { type: 'system', job: 'incident-engine' };
 
 /** Per monitor, the suppressing maintenance windows that overlap the batch's results. */
 async function suppressingWindows(tx: Executor, targetIds: readonly string[], records: readonly CheckResultRecord[]): Promise<Map<string, { from: number; until: number }[]>> {

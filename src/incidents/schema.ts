@@ -32,7 +32,10 @@ export const Incident = Type.Object({
   resolved_by: nullable(Type.String({ format: 'uuid' })),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
-}, { $id: 'Incident', additionalProperties: false });
+}, {
+  $id: 'Incident', additionalProperties: false,
+  description: 'A monitor incident opens after `alert_confirmations` consecutive `down` results in as many regions as `region_policy` asks (clamped to the monitor\'s regions). `degraded` counts as the target answering (it passes, except on a manual monitor set degraded by hand); `error` (the check itself could not decide) neither fails nor passes, so it neither confirms an outage nor a recovery. It starts recovering once too few regions could still be failing after as many passing checks, and closes when the recovery has lasted `recovery_period_secs`, dated to when that recovery began. Heartbeat and manual verdicts confirm at once. No incident opens for a monitor under a maintenance window with `suppress_alerts`. The engine\'s opens and closes are audited as `incident.opened` and `incident.closed` by the system actor `incident-engine`.',
+});
 
 export const TimelineEntry = Type.Object({
   at: Type.String({ format: 'date-time' }),

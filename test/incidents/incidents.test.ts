@@ -70,6 +70,9 @@ describe('incidents', () => {
     assert.equal(closed.recovering_since, null);
     assert.equal(closed.resolved_by, null, 'closed by the engine, not a person');
     assert.deepEqual((await detail(closed.id)).timeline.map((e: Json) => e.kind), ['opened', 'recovering', 'closed']);
+    const audit = await t.services.db.query<{ action: string; actor_type: string; actor_id: string }>(
+      'SELECT action, actor_type, actor_id FROM audit_log WHERE entity_id = $1 ORDER BY created_at, action DESC', [closed.id]);
+    assert.deepEqual(audit.map((a) => [a.action, a.actor_type, a.actor_id]), [['incident.opened', 'system', 'incident-engine'], ['incident.closed', 'system', 'incident-engine']]);
   });
 
   it('keeps one incident through a failure confirmed during the recovery wait', async () => {
@@ -99,7 +102,7 @@ describe('incidents', () => {
     assert.equal((await api('POST', `/api/v1/incidents/${open.id}/resolve`)).json().resolved_at, resolved.resolved_at);
     expectError(await api('POST', `/api/v1/incidents/${open.id}/acknowledge`), 409, 'CONFLICT');
     const audit = await t.services.db.query<{ action: string }>('SELECT action FROM audit_log WHERE entity_id = $1 ORDER BY created_at', [open.id]);
-    assert.deepEqual(audit.map((a) => a.action), ['incident.acknowledged', 'incident.resolved']);
+    assert.deepEqual(audit.map((a) => a.action), ['incident.opened', 'incident.acknowledged', 'incident.resolved']);
 
     await feed(id, ['down']);
     assert.equal((await incidentsOf(id)).length, 1, 'still failing, but not confirmed again yet');
