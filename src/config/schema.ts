@@ -54,6 +54,7 @@ const BASE_KEYS: Record<string, KeySpec> = {
   'operator.secret': { type: 'string', secret: true, description: 'Bearer secret of the operator surface; unset and `operator.auto_secret` off means the surface is 404.' },
   'operator.auto_secret': { type: 'boolean', default: true, description: 'When `operator.secret` is unset, generate one into `data_dir/operator-secret` (mode 0600).' },
   'mail.smtp_url': { type: 'string', secret: true, description: 'SMTP server (smtp://host:port); unset writes outgoing mail to the log.' },
+  'notifications.lease_secs': { type: 'integer', default: 60, min: 1, description: 'How long a claimed notification is left to its sender; a node that dies mid-send leaves it to be delivered again (same idempotency key) after this.' },
   'sms.provider_url': { type: 'string', description: 'SMS gateway: each alert is a JSON POST `{"to": "+E.164", "body": "..."}` here (an adapter in front of Twilio, Vonage...); unset: SMS channels record their alerts as undeliverable.' },
   'sms.provider_token': { type: 'string', secret: true, description: 'Bearer token sent to `sms.provider_url`.' },
   'mail.from': { type: 'string', default: 'Keepwatch <keepwatch@localhost>', description: 'Sender of outgoing mail.' },
