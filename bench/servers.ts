@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config/load.js';
-import { createServices } from '../src/services.js';
+import { createServices, type Services } from '../src/services.js';
 import { randomToken } from '../src/shared/ids.js';
 
 export const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -41,7 +41,9 @@ export async function startBare(): Promise<RunningServer> {
  * `databaseUrl`, with one tenant holding a bound full_access token and a read budget that cannot
  * throttle the run.
  */
-export async function startKeepwatch(databaseUrl: string | undefined, caps: Record<string, number> = {}): Promise<RunningServer & { token: string; base: string }> {
+export async function startKeepwatch(
+  databaseUrl: string | undefined, caps: Record<string, number> = {}, extraConfig: Record<string, string | number | boolean> = {},
+): Promise<RunningServer & { token: string; base: string; services: Services }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'keepwatch-bench-'));
   const operatorSecret = `bench-${randomToken(12)}`;
   const config = loadConfig({
@@ -50,6 +52,7 @@ export async function startKeepwatch(databaseUrl: string | undefined, caps: Reco
     overrides: {
       data_dir: dataDir, database_url: databaseUrl, 'log.level': 'silent', 'metrics.enabled': false,
       'operator.secret': operatorSecret, 'auth.fingerprint_salt': 'bench-salt', 'auth.fingerprint_salt_rotate': true,
+      ...extraConfig,
     },
   });
   const services = await createServices(config);
@@ -74,7 +77,7 @@ export async function startKeepwatch(databaseUrl: string | undefined, caps: Reco
     const probe = await fetch(url, { headers });
     const body = await probe.text();
     if (probe.status !== 200 || body !== JSON.stringify(REGIONS_BODY)) throw new Error(`unexpected answer ${probe.status} ${body}`);
-    return { url, headers, close, token: token!, base };
+    return { url, headers, close, token: token!, base, services };
   } catch (err) {
     await close();
     throw err;

@@ -16,6 +16,8 @@ import type { NotificationFacts } from './payloads.js';
 
 /** Attempts before a notification is dead: with a 10 s base that is about 21 minutes of trying. */
 export const MAX_ATTEMPTS = 8;
+/** Batches one pass may take before yielding to the next tick (and to reminders). */
+const MAX_ROUNDS_PER_PASS = 20;
 
 export interface WorkerOptions {
   /** First retry delay; each later one doubles (capped at an hour), with +-20% jitter. */
@@ -66,10 +68,14 @@ export class NotificationWorker {
     return this.running;
   }
 
+  /** A full batch means more may be waiting: claim again at once rather than after the poll. */
   private async pass(): Promise<void> {
     await this.queueReminders();
-    const claimed = await this.claim();
-    await Promise.all(claimed.map((row) => this.deliver(row)));
+    for (let round = 0; round < MAX_ROUNDS_PER_PASS; round++) {
+      const claimed = await this.claim();
+      await Promise.all(claimed.map((row) => this.deliver(row)));
+      if (claimed.length < this.o.batch) return;
+    }
   }
 
   private async queueReminders(): Promise<void> {
