@@ -130,7 +130,10 @@ export async function foldIntoIncidents(tx: Executor, records: readonly CheckRes
       if (current) current.incident = state.incident;
     }
     if (current && touched) changed.push(current);
-    for (const [region, streak] of Object.entries(state.regions)) streakWrites.push({ targetId: target.id, region, streak });
+    const stored = streaksOf.get(target.id) ?? {};
+    for (const [region, streak] of Object.entries(state.regions)) {
+      if (streak !== stored[region]) streakWrites.push({ targetId: target.id, region, streak });
+    }
   }
 
   await writeStreaks(tx, streakWrites);

@@ -58,9 +58,20 @@ export function regionsNeeded(policy: RegionPolicyT, regionCount: number): numbe
 
 const noStreak = (): RegionStreak => ({ failing: 0, failingSince: null, passing: 0, passingSince: null });
 
-function nextStreak(streak: RegionStreak, status: ResultStatus, at: number, degradedFails: boolean): RegionStreak {
-  if (status === 'down' || (degradedFails && status === 'degraded')) return { failing: streak.failing + 1, failingSince: streak.failingSince ?? at, passing: 0, passingSince: null };
-  if (status === 'up' || status === 'degraded') return { failing: 0, failingSince: null, passing: streak.passing + 1, passingSince: streak.passingSince ?? at };
+/**
+ * A streak counts up to `cap` (the confirmations) and no further: beyond it nothing changes, so a
+ * monitor that stays up rewrites nothing.
+ */
+function nextStreak(streak: RegionStreak, status: ResultStatus, at: number, rule: AlertRule): RegionStreak {
+  const cap = rule.confirmations;
+  if (status === 'down' || (rule.degradedFails && status === 'degraded')) {
+    if (streak.failing >= cap) return streak;
+    return { failing: streak.failing + 1, failingSince: streak.failingSince ?? at, passing: 0, passingSince: null };
+  }
+  if (status === 'up' || status === 'degraded') {
+    if (streak.passing >= cap) return streak;
+    return { failing: 0, failingSince: null, passing: streak.passing + 1, passingSince: streak.passingSince ?? at };
+  }
   return streak;
 }
 
@@ -69,7 +80,7 @@ function nextStreak(streak: RegionStreak, status: ResultStatus, at: number, degr
  * changed; the caller stores the returned one.
  */
 export function applyResult(state: MonitorState, rule: AlertRule, region: string, status: ResultStatus, at: number): { state: MonitorState; transitions: Transition[] } {
-  const regions = { ...state.regions, [region]: nextStreak(state.regions[region] ?? noStreak(), status, at, rule.degradedFails ?? false) };
+  const regions = { ...state.regions, [region]: nextStreak(state.regions[region] ?? noStreak(), status, at, rule) };
   const streaks = Object.values(regions);
   const needed = regionsNeeded(rule.policy, rule.regionCount);
   const confirmedDown = streaks.filter((s) => s.failing >= rule.confirmations);

@@ -45,6 +45,15 @@ describe('incident rule', () => {
     assert.deepEqual(log.map(([i, t]) => [i, t.kind]), [[1, 'open'], [4, 'recovering'], [4, 'closed']], 'nor a passing one');
   });
 
+  it('counts a streak only up to the confirmations, so a steady monitor changes nothing', () => {
+    const rule = one({ confirmations: 3 });
+    const { state } = run(rule, local('up', 'up', 'up', 'up', 'up'));
+    assert.equal(state.regions.local!.passing, 3);
+    const again = applyResult(state, rule, 'local', 'up', 99 * S);
+    assert.equal(again.state.regions.local, state.regions.local, 'the same streak: nothing to write');
+    assert.deepEqual(again.transitions, []);
+  });
+
   it('fails a degraded state set by hand when the rule says so (manual monitors)', () => {
     const manual = one({ confirmations: 1, degradedFails: true });
     assert.deepEqual(run(manual, local('degraded', 'up')).log.map(([i, t]) => [i, t.kind]), [[0, 'open'], [1, 'recovering'], [1, 'closed']]);
