@@ -1,0 +1,141 @@
+// A Keepwatch process of `npm run bench:checks`, forked by bench/checks.ts with argv[2] a mode and
+// argv[3] the options as JSON:
+//  - `seed`: one tenant (plan floor lowered to 10 s by an operator override) and `monitors` http
+//    monitors at a 10 s interval, created through POST /api/v1/targets/bulk as bench/bulk.ts does,
+//    each with an address of its own (127.a.b.c) on the target server's port; then it exits, so the
+//    engine process measured next boots on a populated store as `keepwatch serve` would.
+//  - `engine`: what `keepwatch serve` runs (services, the app listening, the check engine), with
+//    `security.allow_private_targets` on so the loopback targets pass the guard. Answers IPC:
+//    `status`, `results` (what the store holds, for the analysis after the window), `prof-start` /
+//    `prof-stop` (an inspector CPU profile of the measured window only), `stop`.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
+import { Registry } from 'prom-client';
+import { buildApp } from '../src/app.js';
+import { startCheckEngine } from '../src/checks/index.js';
+import { loadConfig, type Config } from '../src/config/load.js';
+import { createServices } from '../src/services.js';
+import {
+  addressOf, BULK_MAX, COUNT_SQL, INTERVAL_SECS, RESULTS_SQL, resultColumnsOf, TARGETS_SQL, type NodeOptions, type NodeStatus, type ResultRow,
+} from './checks-shared.js';
+
+function configOf(o: NodeOptions): Config {
+  return loadConfig({
+    env: {},
+    cwd: o.dataDir,
+    overrides: {
+      data_dir: o.dataDir, database_url: o.databaseUrl, 'log.level': 'warn', 'metrics.enabled': false,
+      'operator.secret': o.operatorSecret, 'auth.fingerprint_salt': 'bench-salt', 'auth.fingerprint_salt_rotate': true,
+      'security.credentials_kek_base64': o.kek, 'security.allow_private_targets': true, 'checker.enabled': true,
+    },
+  });
+}
+
+async function seed(o: NodeOptions): Promise<object> {
+  const services = await createServices(configOf(o));
+  const app = await buildApp(services);
+  try {
+    const call = async (method: 'POST' | 'PUT', url: string, payload: object, headers: Record<string, string>) => {
+      const res = await app.inject({ method, url, payload, headers });
+      if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body.slice(0, 500)}`);
+      return res.json() as Record<string, string>;
+    };
+    const operator = { authorization: `Bearer ${o.operatorSecret}` };
+    const user = await call('POST', '/operator/users', { email: 'bench-checks@example.test' }, operator);
+    await call('PUT', `/operator/accounts/${user.account_id}/overrides`, {
+      caps: { max_targets: o.monitors + 100, min_check_interval_secs: INTERVAL_SECS, api_writes_per_minute: 1_000_000, api_reads_per_minute: 1_000_000 },
+      reason: 'benchmark',
+    }, operator);
+    const { token } = await call('POST', `/operator/users/${user.user_id}/api-tokens`, { name: 'bench', scopes: ['full_access'], org_id: user.org_id }, operator);
+    const started = performance.now();
+    for (let from = 0; from < o.monitors; from += BULK_MAX) {
+      const targets = [];
+      for (let i = from; i < Math.min(o.monitors, from + BULK_MAX); i++) {
+        targets.push({ name: `site ${i}`, check: { type: 'http', url: `http://${addressOf(i)}:${o.port}/` }, interval: INTERVAL_SECS });
+      }
+      await call('POST', '/api/v1/targets/bulk', { targets }, { authorization: `Bearer ${token}` });
+    }
+    return { seeded: o.monitors, seedMs: performance.now() - started };
+  } finally {
+    await app.close();
+    await services.close();
+  }
+}
+
+async function engine(o: NodeOptions): Promise<void> {
+  const services = await createServices(configOf(o));
+  const app = await buildApp(services);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  // As `keepwatch serve` runs it with metrics on: the scheduler's counters and lag histogram in a registry.
+  const registry = new Registry();
+  const scheduler = await startCheckEngine(services, { registry, ...(o.leaseTtlMs && { leaseTtlMs: o.leaseTtlMs }) });
+  let session: Session | undefined;
+
+  /** keepwatch_checks_total and friends, and the lag histogram's cumulative buckets (`le` → count). */
+  const counters = async (): Promise<Record<string, number>> => {
+    const out: Record<string, number> = {};
+    for (const metric of await registry.getMetricsAsJSON()) {
+      for (const v of metric.values as Array<{ value: number; labels: Record<string, string | number>; metricName?: string }>) {
+        const name = v.metricName ?? metric.name;
+        out[v.labels.le === undefined ? name : `${name}{le=${v.labels.le}}`] = v.value;
+      }
+    }
+    return out;
+  };
+
+  const handlers: Record<string, (m: Record<string, unknown>) => Promise<object>> = {
+    status: async () => ({ scheduled: scheduler.scheduledCount, shards: scheduler.leases.owned(), counters: await counters() } satisfies NodeStatus),
+    // Neither waits for the writer's backlog (an overloaded engine's could be long): the bench polls
+    // `count` until it stops growing, then reads.
+    results: async (m) => {
+      const window = [new Date(m.from as number), new Date(m.to as number)];
+      return resultColumnsOf(await services.db.query<ResultRow>(RESULTS_SQL, window), await services.db.query<{ id: string }>(TARGETS_SQL));
+    },
+    count: async (m) => {
+      const [row] = await services.db.query<{ n: number }>(COUNT_SQL, [new Date(m.from as number), new Date(m.to as number)]);
+      return { n: row!.n };
+    },
+    'prof-start': async () => {
+      session = new Session();
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.start');
+      return {};
+    },
+    'prof-stop': async (m) => {
+      const { profile } = await session!.post('Profiler.stop');
+      session!.disconnect();
+      mkdirSync(m.dir as string, { recursive: true });
+      const path = join(m.dir as string, `engine-${process.pid}.cpuprofile`);
+      writeFileSync(path, JSON.stringify(profile));
+      return { path };
+    },
+    stop: async () => {
+      await scheduler.stop();
+      await app.close();
+      await services.close();
+      return {};
+    },
+  };
+
+  process.on('message', (m: { id: number; type: string } & Record<string, unknown>) => {
+    handlers[m.type]!(m).then(
+      (answer) => process.send!({ id: m.id, answer }, () => { if (m.type === 'stop') process.exit(0); }),
+      (err: unknown) => process.send!({ id: m.id, error: err instanceof Error ? err.stack : String(err) }),
+    );
+  });
+  // Orphaned (the bench died): go too.
+  process.on('disconnect', () => process.exit(1));
+  process.send!({ id: 0, answer: { ready: true, scheduled: scheduler.scheduledCount } });
+}
+
+const options = JSON.parse(process.argv[3]!) as NodeOptions;
+if (process.argv[2] === 'seed') {
+  seed(options).then(
+    (answer) => process.send!({ id: 0, answer }, () => process.exit(0)),
+    (err: unknown) => process.send!({ id: 0, error: err instanceof Error ? err.stack : String(err) }, () => process.exit(1)),
+  );
+} else {
+  engine(options).catch((err: unknown) => process.send!({ id: 0, error: err instanceof Error ? err.stack : String(err) }, () => process.exit(1)));
+}
