@@ -20,11 +20,13 @@ export async function withDeadline(timeoutMs: number, outer: AbortSignal | undef
   run: (signal: AbortSignal) => Promise<ProbeResult>, onError: (err: unknown) => ProbeResult): Promise<ProbeResult> {
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
+  let onOuterAbort: (() => void) | undefined;
   const deadline = new Promise<never>((_, reject) => {
     const fail = (reason: unknown): void => { controller.abort(reason); reject(reason); };
     timer = setTimeout(() => fail(new CheckTimeoutError(timeoutMs)), timeoutMs);
     if (outer?.aborted) fail(new Error('check aborted'));
-    outer?.addEventListener('abort', () => fail(new Error('check aborted')), { once: true });
+    onOuterAbort = () => fail(new Error('check aborted'));
+    outer?.addEventListener('abort', onOuterAbort, { once: true });
   });
   try {
     return await Promise.race([run(controller.signal), deadline]);
@@ -33,6 +35,9 @@ export async function withDeadline(timeoutMs: number, outer: AbortSignal | undef
     return onError(controller.signal.aborted ? controller.signal.reason : err);
   } finally {
     clearTimeout(timer);
+    // `outer` is the scheduler's one signal for every check: a listener left on it would pile up
+    // (and each add walks the whole list), so every check takes its own off again.
+    if (onOuterAbort) outer?.removeEventListener('abort', onOuterAbort);
     deadline.catch(() => {});
   }
 }
