@@ -6,6 +6,7 @@ import { userIdOf, type Actor, type Clock, type OrgRef } from '../shared/context
 import { AppError } from '../shared/errors.js';
 import { isUuid, newId } from '../shared/ids.js';
 import type { EffectivePlan } from '../plans/service.js';
+import { resultWindow } from '../results/index.js';
 import { getTargetRowInOrg } from '../targets/service.js';
 import { checkOwnMonitorIds } from '../targets/index.js';
 import type { DeclareIncident, IncidentT, ListIncidents, PatchIncident, PostIncidentUpdate, TargetIncidents } from './schema.js';
@@ -129,7 +130,6 @@ async function resolveLocked(tx: Executor, ctx: IncidentsCtx, row: IncidentRow):
 }
 
 const IMPACT_ORDER: IncidentT['impact'][] = ['degraded', 'partial_outage', 'major_outage'];
-const DAY_MS = 86_400_000;
 
 /**
  * A monitor's incident history as periods: incidents that overlap merge into one, at the worst
@@ -138,16 +138,11 @@ const DAY_MS = 86_400_000;
 export async function targetIncidentPeriods(ctx: IncidentsCtx & { plan: EffectivePlan }, targetId: string, query: TargetIncidents) {
   await getTargetRowInOrg(ctx.db, ctx.org.id, targetId);
   const { limit = 50, offset = 0 } = query;
-  const now = ctx.clock.now().getTime();
-  const retention = ctx.plan.caps.retention_days;
-  const oldest = retention === null ? 0 : now - retention * DAY_MS;
-  const from = Math.max(query.from ? Date.parse(query.from) : oldest, oldest);
-  const to = query.to ? Date.parse(query.to) : now;
-  if (from > to) throw new AppError(400, 'VALIDATION_FAILED', 'from: must not be after to', { field: 'from' });
+  const { from, to } = resultWindow(ctx.clock, ctx.plan, query);
   const rows = await ctx.db.query<{ id: string; started_at: Date; ended_at: Date | null; impact: IncidentT['impact'] }>(
     `SELECT id, started_at, ended_at, impact FROM incidents
       WHERE org_id = $1 AND (target_id = $2 OR id IN (SELECT incident_id FROM incident_targets WHERE target_id = $2)) AND started_at < $4 AND (ended_at IS NULL OR ended_at > $3)
-      ORDER BY started_at, id`, [ctx.org.id, targetId, new Date(from), new Date(to)]);
+      ORDER BY started_at, id`, [ctx.org.id, targetId, from, to]);
   const periods: { started_at: string; ended_at: string | null; ongoing: boolean; impact: IncidentT['impact']; incident_ids: string[]; end: number }[] = [];
   for (const row of rows) {
     const end = row.ended_at?.getTime() ?? Infinity;

@@ -1,7 +1,7 @@
 // The results domain as other code sees it.
 export { ResultWriter } from './writer.js';
 export { registerResultRoutes } from './routes.js';
-export { toCheckResult } from './service.js';
+export { resultWindow, toCheckResult } from './service.js';
 export { roundTimings } from './store.js';
 export { CheckResult, TestResult, type CheckResultT } from './schema.js';
 export { NO_PROBE_REGION, staleAfterMsOf, type CheckResultRecord, type ResultSink } from './types.js';

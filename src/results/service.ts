@@ -5,11 +5,11 @@ import type { Clock } from '../shared/context.js';
 import { AppError } from '../shared/errors.js';
 import { getTargetRowInOrg } from '../targets/service.js';
 import type { CheckResultT, ListResults } from './schema.js';
+import { DAY_MS } from './rollup-store.js';
 import { listResultRows, type ResultWindow, type StoredResult } from './store.js';
 
 export interface ResultsCtx { db: Executor; clock: Clock; orgId: string; plan: EffectivePlan }
 
-const DAY_MS = 86_400_000;
 
 /** The kind's fields first, so a field can never shadow a common one. */
 export function toCheckResult(row: StoredResult): CheckResultT {
@@ -21,15 +21,23 @@ export function toCheckResult(row: StoredResult): CheckResultT {
   };
 }
 
-/** `from`/`to` as asked, `from` raised to the oldest readable instant; `from` after `to` is 400. */
-export function resultWindow(clock: Clock, plan: EffectivePlan, query: { from?: string; to?: string; region?: string }): ResultWindow {
-  const now = clock.now();
+/**
+ * The one readable-window rule of history reads (results, uptime, latency, incident periods):
+ * `from`/`to` as asked, `from` raised to the oldest instant `retention_days` keeps readable;
+ * `from` after `to` is 400. Without `from` the window starts `defaultSpanMs` before `to`, or at the
+ * oldest readable instant; with `endAtNow`, `to` is never later than now.
+ */
+export function resultWindow(clock: Clock, plan: EffectivePlan, query: { from?: string; to?: string; region?: string },
+  options: { defaultSpanMs?: number; endAtNow?: boolean } = {}): ResultWindow {
+  const now = clock.now().getTime();
   const retention = plan.caps.retention_days;
-  const oldest = retention === null ? new Date(0) : new Date(now.getTime() - retention * DAY_MS);
-  const from = query.from ? new Date(Math.max(Date.parse(query.from), oldest.getTime())) : oldest;
-  const to = query.to ? new Date(query.to) : now;
+  const oldest = retention === null ? 0 : now - retention * DAY_MS;
+  const asked = query.to ? Date.parse(query.to) : now;
+  const to = options.endAtNow ? Math.min(asked, now) : asked;
+  const fromAsked = query.from ? Date.parse(query.from) : options.defaultSpanMs === undefined ? oldest : to - options.defaultSpanMs;
+  const from = Math.max(fromAsked, oldest);
   if (from > to) throw new AppError(400, 'VALIDATION_FAILED', 'from: must not be after to', { field: 'from' });
-  return { from, to, ...(query.region !== undefined && { region: query.region }) };
+  return { from: new Date(from), to: new Date(to), ...(query.region !== undefined && { region: query.region }) };
 }
 
 export async function listResults(ctx: ResultsCtx, targetId: string, query: ListResults) {

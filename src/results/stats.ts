@@ -5,11 +5,11 @@
 import type { Executor } from '../db/db.js';
 import type { EffectivePlan } from '../plans/service.js';
 import type { Clock } from '../shared/context.js';
-import { AppError } from '../shared/errors.js';
 import { getTargetRowInOrg } from '../targets/service.js';
 import { quantile } from './histogram.js';
 import { accumulate, Buckets, emptyAggregate, mergeAggregates, PHASES, STATUSES, uptimePct, type Aggregate } from './rollup.js';
 import { DAY_MS, HOUR_MS, HOURLY_KEEP_DAYS, readCursors, readRawObservations, readRollups, type Granularity } from './rollup-store.js';
+import { resultWindow } from './service.js';
 import type { LatencyStatsT, StatsQueryT } from './stats-schema.js';
 
 export interface StatsCtx { db: Executor; clock: Clock; orgId: string; plan: EffectivePlan }
@@ -37,17 +37,6 @@ export function planRange(from: number, to: number, now: number, rawDays: number
     ({ resolution, bucketMs, from: Math.floor(from / bucketMs) * bucketMs, to: Math.ceil(to / bucketMs) * bucketMs });
   if (span <= 31 * DAY_MS && from >= now - HOURLY_KEEP_DAYS * DAY_MS) return widen(span <= 7 * DAY_MS ? HOUR_MS : 6 * HOUR_MS, 'hour');
   return widen(DAY_MS, 'day');
-}
-
-/** The asked range inside what the plan keeps readable; `from` after `to` is 400. */
-function rangeOf(ctx: StatsCtx, query: StatsQueryT): { from: number; to: number; now: number } {
-  const now = ctx.clock.now().getTime();
-  const retention = ctx.plan.caps.retention_days;
-  const to = Math.min(now, query.to ? Date.parse(query.to) : now);
-  const asked = query.from ? Date.parse(query.from) : to - DEFAULT_SPAN_MS;
-  const from = retention === null ? asked : Math.max(asked, now - retention * DAY_MS);
-  if (from > to) throw new AppError(400, 'VALIDATION_FAILED', 'from: must not be after to (or now)', { field: 'from' });
-  return { from, to, now };
 }
 
 /** Per region: the range's buckets of width `plan.bucketMs`, the open stretch since the latest result included. */
@@ -121,8 +110,9 @@ function series(buckets: Buckets, plan: Plan) {
 
 async function prepare(ctx: StatsCtx, targetId: string, query: StatsQueryT) {
   await getTargetRowInOrg(ctx.db, ctx.orgId, targetId);
-  const { from, to, now } = rangeOf(ctx, query);
-  const plan = planRange(from, to, now, ctx.plan.caps.raw_days ?? Infinity);
+  const now = ctx.clock.now().getTime();
+  const window = resultWindow(ctx.clock, ctx.plan, query, { defaultSpanMs: DEFAULT_SPAN_MS, endAtNow: true });
+  const plan = planRange(window.from.getTime(), window.to.getTime(), now, ctx.plan.caps.raw_days ?? Infinity);
   const byRegion = await bucketsByRegion(ctx.db, targetId, plan, now, query.region);
   const head = {
     target_id: targetId, from: new Date(plan.from).toISOString(), to: new Date(plan.to).toISOString(), resolution: plan.resolution,
