@@ -2,10 +2,9 @@
 // page, on each store; reports times and the server process's peak RSS. Each store runs in a
 // process of its own (this file with `run <store> [url]`), so one's heap never weighs on the next.
 // Not a test: nothing here asserts on time. See bench/README.md.
-import { fork } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { postgresTarget, startKeepwatch } from './servers.js';
+import { measureStores, startKeepwatch } from './servers.js';
 
 const COUNT = Number(process.env.BENCH_BULK_COUNT ?? 10_000);
 const PAGE = Number(process.env.BENCH_BULK_PAGE ?? 1000);
@@ -50,28 +49,8 @@ async function run(store: string, databaseUrl: string | undefined): Promise<Figu
   }
 }
 
-function measure(store: string, url?: string): Promise<Figures> {
-  return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(import.meta.url), ['run', store, url ?? ''], { execArgv: ['--import', 'tsx', '--expose-gc'] });
-    child.once('message', (m: { figures?: Figures; error?: string }) => (m.figures ? resolve(m.figures) : reject(new Error(m.error))));
-    child.once('exit', (code) => { if (code) reject(new Error(`${store}: exited ${code}`)); });
-  });
-}
-
 async function main(): Promise<void> {
-  const results: Figures[] = [];
-  if (ONLY.has('pglite')) results.push(await measure('pglite'));
-  if (ONLY.has('postgres')) {
-    const target = await postgresTarget();
-    if (!target) process.stdout.write('PostgreSQL skipped: nothing answers (set DATABASE_URL)\n');
-    else {
-      try {
-        results.push(await measure('postgres', target.url));
-      } finally {
-        await target.drop();
-      }
-    }
-  }
+  const results = await measureStores<Figures>(fileURLToPath(import.meta.url), ONLY, ['--expose-gc']);
   process.stdout.write(`Bulk create of ${COUNT} http monitors in one request, then GET /api/v1/targets ${PAGE} at a time; Node ${process.version}\n\n`);
   process.stdout.write(`${'store'.padEnd(10)}${'create'.padStart(10)}${'per 1k'.padStart(10)}${'list all'.padStart(11)}${'pages'.padStart(7)}${'body'.padStart(8)}${'RSS before'.padStart(12)}${'peak RSS'.padStart(10)}\n`);
   for (const r of results) {

@@ -9,7 +9,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { NotificationWorker } from '../src/notifications/index.js';
-import { postgresTarget, startKeepwatch } from './servers.js';
+import { measureStores, startKeepwatch } from './servers.js';
 
 const MONITORS = Number(process.env.BENCH_INCIDENTS_MONITORS ?? 10_000);
 const RATE = Number(process.env.BENCH_INCIDENTS_RATE ?? 1000);
@@ -119,28 +119,8 @@ async function run(store: string, databaseUrl: string | undefined): Promise<Figu
   }
 }
 
-function measure(store: string, url?: string): Promise<Figures> {
-  return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(import.meta.url), ['run', store, url ?? ''], { execArgv: ['--import', 'tsx'] });
-    child.once('message', (m: { figures?: Figures; error?: string }) => (m.figures ? resolve(m.figures) : reject(new Error(m.error))));
-    child.once('exit', (code) => { if (code) reject(new Error(`${store}: exited ${code}`)); });
-  });
-}
-
 async function main(): Promise<void> {
-  const results: Figures[] = [];
-  if (ONLY.has('pglite')) results.push(await measure('pglite'));
-  if (ONLY.has('postgres')) {
-    const target = await postgresTarget();
-    if (!target) process.stdout.write('PostgreSQL skipped: nothing answers (set DATABASE_URL)\n');
-    else {
-      try {
-        results.push(await measure('postgres', target.url));
-      } finally {
-        await target.drop();
-      }
-    }
-  }
+  const results = await measureStores<Figures>(fileURLToPath(import.meta.url), ONLY, []);
   process.stdout.write(`${MONITORS} monitors flapping (${HALF_CYCLE} down, ${HALF_CYCLE} up) at ${RATE} results/s for ${SECONDS} s, one webhook per transition; Node ${process.version}\n`);
   process.stdout.write('Goal: the engine keeps up with 1,000 results/s; delivery lag p99 under 2 s.\n\n');
   process.stdout.write(`${'store'.padEnd(10)}${'results/s'.padStart(11)}${'opened'.padStart(8)}${'closed'.padStart(8)}${'sent/s'.padStart(8)}${'backlog'.padStart(9)}${'lag p50'.padStart(9)}${'lag p99'.padStart(9)}${'CPU/result'.padStart(12)}${'peak RSS'.padStart(10)}\n`);

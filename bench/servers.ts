@@ -1,6 +1,7 @@
 // The servers bench/api.ts measures. Each runs in a process of its own (bench/server-process.ts), so
 // one server's JIT state, heap and store never weigh on the next one's figures.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -106,3 +107,29 @@ export async function postgresTarget(): Promise<{ url: string; drop(): Promise<v
   };
 }
 
+
+/**
+ * Runs `script run <store> <url>` once per chosen store, each in a process of its own, and
+ * collects the figures each child sends back; PostgreSQL gets a scratch database (see above).
+ */
+export async function measureStores<F>(script: string, only: ReadonlySet<string>, execArgv: string[] = []): Promise<F[]> {
+  const measure = (store: string, url?: string): Promise<F> => new Promise((resolve, reject) => {
+    const child = fork(script, ['run', store, url ?? ''], { execArgv: ['--import', 'tsx', ...execArgv] });
+    child.once('message', (m: { figures?: F; error?: string }) => (m.figures ? resolve(m.figures) : reject(new Error(m.error))));
+    child.once('exit', (code) => { if (code) reject(new Error(`${store}: exited ${code}`)); });
+  });
+  const results: F[] = [];
+  if (only.has('pglite')) results.push(await measure('pglite'));
+  if (only.has('postgres')) {
+    const target = await postgresTarget();
+    if (!target) process.stdout.write('PostgreSQL skipped: nothing answers (set DATABASE_URL)\n');
+    else {
+      try {
+        results.push(await measure('postgres', target.url));
+      } finally {
+        await target.drop();
+      }
+    }
+  }
+  return results;
+}
