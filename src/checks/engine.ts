@@ -1,8 +1,10 @@
 // The check engine of one node: the scheduler with the built-in runner (region `local`), probes
-// run with the connect-time guard, results into the batching writer. `keepwatch serve` starts it
-// unless `checker.enabled` is false (an API-only node); tests start it when they need it.
+// run with the connect-time guard, results into the batching writer; manual states are restated
+// in transactions of their own. `keepwatch serve` starts it unless `checker.enabled` is false (an
+// API-only node); tests start it when they need it.
 import type { Registry } from 'prom-client';
 import { cfg } from '../config/load.js';
+import { restateManualState } from '../manual/index.js';
 import { runProbe, type ProbeContext } from '../probes/index.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import type { Services } from '../services.js';
@@ -51,6 +53,7 @@ export async function startCheckEngine(services: Services, options: EngineOption
     db: services.db, plans: services.plans, sealer: services.sealer, regions: services.regions, log: services.log,
     sink: services.results, region: LOCAL_REGION,
     execute: (_monitor, spec, signal) => runProbe(spec, { ...probe, signal }),
+    restate: async (monitor) => { await restateManualState(services.db, services.results, services.clock, monitor); },
     variables: (orgId) => variables.get(orgId),
     perHostMaxInflight: cfg.int(services.config, 'checker.per_host_max_inflight'),
     leases: { ttlMs: leaseTtlMs, renewMs: Math.floor(leaseTtlMs / 3) },

@@ -1,3 +1,3 @@
 // Manual monitors as other code sees them.
 export { registerManualRoutes } from './routes.js';
-export { manualStates, resultOfState } from './service.js';
+export { manualStates, restateManualState, resultOfState } from './service.js';

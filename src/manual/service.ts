@@ -1,6 +1,6 @@
 // Manual monitors (monitoring-api.md, "Manual monitor rules", "Manual monitor" transitions): a state
 // set by hand. A set that changes status or note writes a result at once and an audit row; the same
-// status and note again writes nothing.
+// status and note again writes nothing. The scheduler restates the state once a minute.
 import type { Db, Executor } from '../db/db.js';
 import { NO_PROBE_REGION, type ResultWriter } from '../results/index.js';
 import { writeAudit } from '../shared/audit.js';
@@ -39,6 +39,26 @@ export async function manualStates(db: Executor, ids: readonly string[]): Promis
 /** The result a state stands for: its status, with the note as the reason when not up. */
 export function resultOfState(state: Pick<StateRow, 'status' | 'note'>): { status: ManualStatus; duration_ms: number; error: string | null } {
   return { status: state.status, duration_ms: 0, error: state.status === 'up' ? null : (state.note ?? `set ${state.status} by hand`) };
+}
+
+/**
+ * Restates a running manual monitor's state as a result (the scheduler, once a minute). The row is
+ * share-locked before the state is read, and the result commits with that read: a set, which holds
+ * the row for update until it commits, is either read here or written after, never overtaken by
+ * the state it replaced. Paused, held or deleted since hand-out: nothing is written (false).
+ */
+export async function restateManualState(db: Db, results: ResultWriter, clock: Clock, target: { id: string; orgId: string }): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const [live] = await tx.query(
+      `SELECT 1 FROM targets WHERE id = $1 AND kind = 'manual' AND enabled AND held_at IS NULL FOR SHARE`, [target.id]);
+    if (!live) return false;
+    // A statement of its own, after the lock: it sees a set that committed while this one waited.
+    const state = (await manualStates(tx, [target.id])).get(target.id) ?? { status: 'up', note: null };
+    // Dated after the lock too: results then follow the order in which sets and restatements commit.
+    const record = { ...resultOfState(state), targetId: target.id, orgId: target.orgId, region: NO_PROBE_REGION, checkedAt: clock.now() };
+    await results.writeNow(tx, record);
+    return true;
+  });
 }
 
 export async function getManualState(ctx: ManualCtx, id: string): Promise<ManualStateT> {

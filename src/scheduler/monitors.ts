@@ -32,10 +32,18 @@ export interface Monitor {
   /** Credentials opened; null when one was sealed under a key no longer configured. */
   spec: CheckSpecT | null;
   intervalMs: number;
-  /** The regions it runs in after the plan's cap. */
+  /** The regions it runs in after the plan's cap; none when restated. */
   regions: string[];
   variableRefs: string[];
+  /** Restated, not probed (manual): no region and no host; the node owning its shard runs it. */
+  restated: boolean;
 }
+
+/**
+ * Kinds whose state the scheduler restates once a minute instead of probing (monitoring-api.md,
+ * "Manual monitor"). Heartbeats are neither: their own sweep judges the pings.
+ */
+export const RESTATED_KINDS: ReadonlySet<CheckKind> = new Set<CheckKind>(['manual']);
 
 const COLUMNS = `t.id, t.org_id, t.account_id, t.kind, t.check_spec, t.interval_secs, t.regions, t.variable_refs, t.updated_at,
   (t.enabled AND t.held_at IS NULL AND o.deleted_at IS NULL) AS runnable`;
@@ -68,9 +76,20 @@ export interface HandOutDeps {
   log: Pick<Logger, 'warn'>;
 }
 
-/** The row as the scheduler runs it; null when it does not run (paused, held, or a kind no probe here serves). */
+/**
+ * The row as the scheduler runs it; null when it does not run (paused, held, or a kind neither
+ * probed here nor restated). A paused manual monitor thus writes nothing and keeps its state.
+ */
 export async function toMonitor(row: MonitorRow, deps: HandOutDeps): Promise<Monitor | null> {
-  if (!row.runnable || !PROBED_KINDS.has(row.kind)) return null;
+  const restated = RESTATED_KINDS.has(row.kind);
+  if (!row.runnable || !(restated || PROBED_KINDS.has(row.kind))) return null;
+  const monitor = {
+    id: row.id, orgId: row.org_id, kind: row.kind, restated,
+    spec: openCredentials(row.check_spec, deps.sealer),
+    variableRefs: row.variable_refs,
+  };
+  // No plan in play: a manual interval is fixed, and it has no regions to cap.
+  if (restated) return { ...monitor, intervalMs: effectiveIntervalSecs(row.kind, row.interval_secs, null) * 1000, regions: [] };
   let floor: number | null = null;
   let maxRegions: number | null = null;
   try {
@@ -82,10 +101,8 @@ export async function toMonitor(row: MonitorRow, deps: HandOutDeps): Promise<Mon
     deps.log.warn({ err, accountId: row.account_id }, 'plan lookup failed; monitor runs as stored');
   }
   return {
-    id: row.id, orgId: row.org_id, kind: row.kind,
-    spec: openCredentials(row.check_spec, deps.sealer),
+    ...monitor,
     intervalMs: effectiveIntervalSecs(row.kind, row.interval_secs, floor) * 1000,
     regions: regionsAtHandOut(row.regions, deps.catalog, maxRegions),
-    variableRefs: row.variable_refs,
   };
 }

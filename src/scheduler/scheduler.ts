@@ -1,6 +1,7 @@
 // The scheduler (issue 4, "Scheduler"): runs every enabled, un-held monitor of this node's shards at
-// its effective interval, on id-fixed slots, for each region this node serves. In memory: a heap of
-// due times, one timer; the store is read when shards change hands, every `pollMs` for monitors
+// its effective interval, on id-fixed slots, for each region this node serves; a manual monitor
+// (no region) has its state restated once a minute by the node owning its shard. In memory: a heap
+// of due times, one timer; the store is read when shards change hands, every `pollMs` for monitors
 // changed since the last look, and in full every `reloadMs` (deletions, plan and org changes).
 import type { Logger } from 'pino';
 import { Counter, Histogram, type Registry } from 'prom-client';
@@ -21,6 +22,12 @@ import { HostThrottle, hostPortOf } from './throttle.js';
 /** Runs one check of a monitor in a region; failures of the target are results, not throws. */
 export type CheckExecutor = (monitor: Monitor, spec: CheckSpecT, signal: AbortSignal) => Promise<ProbeResult>;
 
+/**
+ * Records a restated monitor's current state as a result. It writes the result itself rather than
+ * through the sink: read and write commit together, so a state set meanwhile is never overtaken.
+ */
+export type StateRestater = (monitor: Monitor) => Promise<void>;
+
 export interface SchedulerOptions {
   db: Db;
   plans: PlanService;
@@ -31,6 +38,7 @@ export interface SchedulerOptions {
   /** The region this node's built-in runner serves. */
   region: string;
   execute: CheckExecutor;
+  restate: StateRestater;
   /** The org's variable values by key (cached by the caller). */
   variables: (orgId: string) => Promise<ReadonlyMap<string, string>>;
   perHostMaxInflight: number;
@@ -148,7 +156,7 @@ export class Scheduler {
         return null;
       });
       const key = row.id;
-      if (!monitor || !monitor.regions.includes(this.o.region)) {
+      if (!monitor || !(monitor.restated || monitor.regions.includes(this.o.region))) {
         if (monitor && monitor.regions.length === 0) this.o.log.warn({ targetId: row.id }, 'monitor is unmonitored: none of its regions is enabled');
         this.jobs.delete(key);
         continue;
@@ -212,11 +220,20 @@ export class Scheduler {
     }
     this.ran.inc();
     this.lag.observe((now - job.due) / 1000);
-    const run = this.runCheck(monitor, now).finally(() => {
+    const run = (monitor.restated ? this.restate(monitor) : this.runCheck(monitor, now)).finally(() => {
       if (throttleKey !== null) this.throttle.release(throttleKey);
       this.inflight.delete(run);
     });
     this.inflight.add(run);
+  }
+
+  private async restate(monitor: Monitor): Promise<void> {
+    try {
+      await this.o.restate(monitor);
+    } catch (err) {
+      // Nothing to record when the store fails; the next slot restates the state again.
+      this.o.log.warn({ err, targetId: monitor.id }, 'scheduler: restating a manual state failed');
+    }
   }
 
   private async runCheck(monitor: Monitor, startedMs: number): Promise<void> {

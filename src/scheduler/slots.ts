@@ -3,7 +3,7 @@
 // (no herd at :00) and every node computes the same slots: a shard that changes hands mid-interval
 // is neither run twice nor skipped twice.
 import { createHash } from 'node:crypto';
-import type { CheckKind } from '../targets/constants.js';
+import { MANUAL_INTERVAL_SECS, type CheckKind } from '../targets/constants.js';
 import { effectiveFloor } from '../targets/intervals.js';
 
 export const SHARD_COUNT = 64;
@@ -14,8 +14,12 @@ export const shardOf = (targetId: string): number => Number.parseInt(targetId.sl
 /** The same rule in SQL, over a uuid column. */
 export const SHARD_SQL = (column: string): string => `(('x' || right(${column}::text, 4))::bit(16)::int % ${SHARD_COUNT})`;
 
-/** max(stored, plan floor, kind floor), in seconds; the stored value is never rewritten. */
+/**
+ * max(stored, plan floor, kind floor), in seconds; the stored value is never rewritten. A manual
+ * state is restated exactly once a minute whatever the plan (Manual monitor rules 4).
+ */
 export function effectiveIntervalSecs(kind: CheckKind, storedSecs: number, planFloorSecs: number | null): number {
+  if (kind === 'manual') return MANUAL_INTERVAL_SECS;
   return Math.max(storedSecs, effectiveFloor(kind, planFloorSecs));
 }
 

@@ -1,12 +1,14 @@
 // The scheduler end to end on a real store: every runnable monitor runs once per slot, split
 // across two nodes with none run twice; paused and deleted monitors leave the schedule; the plan
-// floor applies at hand-out; a stopped node's work moves to the other.
+// floor applies at hand-out; a stopped node's work moves to the other; manual states are restated
+// on their slot and a paused manual monitor's once it is resumed.
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import type { ProbeResult } from '../../src/probes/types.js';
 import type { CheckResultRecord } from '../../src/results/types.js';
+import { restateManualState } from '../../src/manual/index.js';
 import { Scheduler } from '../../src/scheduler/scheduler.js';
 import { nextSlotMs, phaseMs } from '../../src/scheduler/slots.js';
 import { createTenantWithToken, startTestApp, type TestApp } from '../helpers/app.js';
@@ -31,6 +33,7 @@ describe('scheduler: two nodes on one store', () => {
         runs.push({ node: name, id: monitor.id, at: Date.now() });
         return { status: 'up', duration_ms: 1, error: null };
       },
+      restate: async (monitor) => { runs.push({ node: name, id: monitor.id, at: Date.now() }); },
       variables: async () => new Map(), perHostMaxInflight: 2,
       leases: { ttlMs: 2000, renewMs: 400 }, pollMs: 300, reloadMs: 3000,
     });
@@ -87,7 +90,7 @@ describe('scheduler: two nodes on one store', () => {
     const observed = runs.filter((r) => r.at >= from && r.at <= to);
     assertExactlyOncePerSlot(ids, from, to, observed);
     assert.ok(observed.some((r) => r.node === 'a') && observed.some((r) => r.node === 'b'), 'both nodes work');
-    assert.ok(!runs.some((r) => r.id === paused || r.id === cron), 'paused and heartbeat monitors are not probed');
+    assert.ok(!runs.some((r) => r.id === paused || r.id === cron), 'paused and heartbeat monitors are neither probed nor restated');
     const result = results.find((r) => r.targetId === ids[0]);
     assert.ok(result && result.region === 'local' && result.status === 'up' && result.checkedAt instanceof Date);
   });
@@ -114,5 +117,90 @@ describe('scheduler: two nodes on one store', () => {
       assert.ok(offset < 1000 || offset > HOUR_MS - 1000, `monitor ${r.id} ran off its 1-hour slot`);
     }
     assert.equal(new Set(later.map((r) => r.id)).size, later.length, 'no monitor ran twice in 11 s');
+  });
+});
+
+describe('scheduler: manual monitors', () => {
+  const MINUTE_MS = 60_000;
+  let t: TestApp;
+  let api: Api;
+  let scheduler: Scheduler | undefined;
+  const probed: string[] = [];
+
+  before(async () => {
+    t = await startTestApp();
+    api = client(t, (await createTenantWithToken(t, { plan: 'team' })).token);
+  });
+  after(async () => {
+    await scheduler?.stop();
+    await t.close();
+  });
+
+  const create = async (body: Record<string, unknown>): Promise<string> => {
+    const res = await api('POST', '/api/v1/targets', body);
+    assert.equal(res.statusCode, 201, res.body);
+    return res.json().id as string;
+  };
+  const setState = async (id: string, status: string, note: string): Promise<void> => {
+    assert.equal((await api('PUT', `/api/v1/targets/${id}/state`, { status, note })).statusCode, 200);
+  };
+  const results = (id: string) => t.services.db.query<{ status: string; error: string | null; region: string; stale_after_ms: number | null; checked_at: Date }>(
+    'SELECT status, error, region, stale_after_ms, checked_at FROM check_results WHERE target_id = $1 ORDER BY checked_at, id', [id]);
+  const waitFor = async (id: string, count: number, until: number): Promise<void> => {
+    while ((await results(id)).length < count && Date.now() < until) await sleep(100);
+  };
+
+  /**
+   * A node region that puts the first slot of `early` 1.5-3 s from `now` and of `late` 4.5-7 s:
+   * slots are fixed by (id, region) once a minute, and a test must not wait for the minute.
+   */
+  function regionWithSlotsSoon(early: string, late: string, now: number): string {
+    const inWindow = (id: string, region: string, from: number, to: number): boolean =>
+      nextSlotMs(now + from, MINUTE_MS, phaseMs(id, region, MINUTE_MS)) - now <= to;
+    for (let i = 0; ; i++) {
+      const region = `test-${i}`;
+      if (inWindow(early, region, 1500, 3000) && inWindow(late, region, 4500, 7000)) return region;
+    }
+  }
+
+  it('restates a running manual state on its slot; a paused one keeps its state and reports it once resumed', async () => {
+    const running = await create({ name: 'board', check: { type: 'manual' } });
+    await setState(running, 'down', 'planned outage');
+    const paused = await create({ name: 'paused board', check: { type: 'manual' } });
+    await setState(paused, 'degraded', 'slow checkouts');
+    assert.equal((await api('PATCH', `/api/v1/targets/${paused}`, { enabled: false })).statusCode, 200);
+    const pausedState = (await api('GET', `/api/v1/targets/${paused}/state`)).json();
+    await create({ name: 'cron', check: { type: 'heartbeat', period: 3_600_000 } });
+
+    const start = Date.now();
+    const s = t.services;
+    scheduler = new Scheduler({
+      db: s.db, plans: s.plans, sealer: s.sealer, regions: s.regions, log: pino({ level: 'silent' }),
+      sink: { push: (r) => probed.push(r.targetId) }, region: regionWithSlotsSoon(running, paused, start),
+      execute: async (monitor): Promise<ProbeResult> => {
+        probed.push(monitor.id);
+        return { status: 'up', duration_ms: 1, error: null };
+      },
+      restate: async (monitor) => { await restateManualState(s.db, s.results, s.clock, monitor); },
+      variables: async () => new Map(), perHostMaxInflight: 1,
+      leases: { ttlMs: 3000, renewMs: 1000 }, pollMs: 200, reloadMs: 60_000,
+    });
+    await scheduler.start();
+    await sleep(500); // the shards' monitors are loaded
+    assert.equal(scheduler.scheduledCount, 1, 'only the running manual monitor: not the paused one, not the heartbeat');
+
+    await waitFor(running, 2, start + 4000);
+    const [, restated] = await results(running);
+    assert.ok(restated && restated.checked_at.getTime() - start < 4000, 'restated on its slot');
+    assert.deepEqual([restated.status, restated.error, restated.region, restated.stale_after_ms], ['down', 'planned outage', 'none', null]);
+    assert.equal((await results(paused)).length, 1, 'the paused monitor wrote nothing');
+    assert.deepEqual((await api('GET', `/api/v1/targets/${paused}/state`)).json(), pausedState, 'and kept its state');
+
+    assert.equal((await api('PATCH', `/api/v1/targets/${paused}`, { enabled: true })).statusCode, 200);
+    await waitFor(paused, 2, start + 8000);
+    assert.deepEqual((await results(paused)).slice(1).map((r) => [r.status, r.error, r.region, r.stale_after_ms]), [['degraded', 'slow checkouts', 'none', null]],
+      'resumed, it reports the state it kept at its next slot');
+    assert.equal((await results(running)).length, 2, 'once a minute: no second restatement within seconds');
+    assert.deepEqual(probed, [], 'nothing probed, nothing through the probe sink');
   });
 });

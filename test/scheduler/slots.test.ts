@@ -17,6 +17,12 @@ describe('scheduler: slots', () => {
     assert.equal(effectiveIntervalSecs('tls_cert', 60, 30), 3600);
   });
 
+  it('a manual state is restated every 60 s whatever the plan floor', () => {
+    assert.equal(effectiveIntervalSecs('manual', 60, 180), 60);
+    assert.equal(effectiveIntervalSecs('manual', 60, 3600), 60);
+    assert.equal(hostPortOf({ type: 'manual' }), null, 'no host: the per-host throttle does not apply');
+  });
+
   it('slots are interval-spaced, at a phase fixed by the id, never before the asked time', () => {
     const interval = 10_000;
     for (let i = 0; i < 200; i++) {
