@@ -18,6 +18,7 @@ import { registerAlertActionRoutes, registerIncidentRoutes } from './incidents/i
 import { registerMaintenanceRoutes } from './maintenance/index.js';
 import { registerNotificationRoutes } from './notifications/index.js';
 import { registerManualRoutes } from './manual/index.js';
+import { registerHeartbeatRoutes } from './heartbeat/index.js';
 import { registerResultRoutes } from './results/index.js';
 import { registerTargetRoutes } from './targets/index.js';
 import { registerVariableRoutes } from './variables/index.js';
@@ -59,6 +60,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   registerVariableRoutes(app, services);
   registerTargetRoutes(app, services);
   registerManualRoutes(app, services);
+  registerHeartbeatRoutes(app, services);
   registerCheckRoutes(app, services);
   registerResultRoutes(app, services);
   registerChannelRoutes(app, services);

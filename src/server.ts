@@ -2,6 +2,7 @@
 import { buildApp } from './app.js';
 import { startCheckEngine } from './checks/index.js';
 import { cfg, type Config } from './config/load.js';
+import { startHeartbeatEvaluation } from './heartbeat/index.js';
 import { Metrics } from './http/metrics.js';
 import { NotificationWorker } from './notifications/index.js';
 import { startHistorySweep } from './results/index.js';
@@ -16,6 +17,7 @@ export async function serve(config: Config): Promise<void> {
   if (metricsServer) await metricsServer.listen({ port: cfg.int(config, 'metrics.port'), host: cfg.str(config, 'metrics.host') });
   const engine = cfg.bool(config, 'checker.enabled') ? await startCheckEngine(services, metrics ? { registry: metrics.registry } : {}) : undefined;
   const sweep = startHistorySweep(services);
+  const heartbeats = startHeartbeatEvaluation(services);
   const notifications = new NotificationWorker(services, { leaseMs: cfg.int(services.config, 'notifications.lease_secs') * 1000 });
   notifications.start();
   services.log.info({ store: services.db.kind, data_dir: services.dataDir, checks: engine ? 'on' : 'off' }, 'keepwatch is serving');
@@ -27,6 +29,7 @@ export async function serve(config: Config): Promise<void> {
     services.log.info({ signal }, 'shutting down');
     await app.close();
     sweep.stop();
+    await heartbeats.stop();
     await notifications.stop();
     await engine?.stop();
     await metricsServer?.close();

@@ -23,6 +23,7 @@ import { foldIntoIncidents } from './incidents/index.js';
 import { Mailer } from './mail/mailer.js';
 import { Deliverer } from './notifications/index.js';
 import { ResultWriter } from './results/index.js';
+import { PingIngest, PingRateLimiter } from './heartbeat/index.js';
 import { systemClock, type Clock } from './shared/context.js';
 import { sha256 } from './shared/ids.js';
 
@@ -41,6 +42,10 @@ export interface Services {
   rateLimiter: RateLimiter;
   /** Check results: buffered for probes, at once for hand-set states. */
   results: ResultWriter;
+  /** Heartbeat pings, group-committed. */
+  pings: PingIngest;
+  /** The per-token heartbeat ping limit (in memory, per node). */
+  pingLimiter: PingRateLimiter;
   loginAttempts: BatchWriter<LoginAttempt>;
   quotaEvents: BatchWriter<QuotaEvent>;
   fingerprint: Fingerprinter;
@@ -114,12 +119,14 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const loginAttempts = loginAttemptWriter(db, fingerprint, log);
   const quotaEvents = quotaEventWriter(db, fingerprint, log);
   const results = new ResultWriter(db, log, [foldIntoIncidents]);
+  const pings = new PingIngest({ db, results, clock, log });
   const guard = new NetworkGuard({ allowPrivate: cfg.bool(config, 'security.allow_private_targets') });
   const mailer = new Mailer(cfg.optStr(config, 'mail.smtp_url'), cfg.str(config, 'mail.from'), log);
   const smsUrl = cfg.optStr(config, 'sms.provider_url');
   const deliverer = new Deliverer(guard, mailer, smsUrl ? { url: smsUrl, token: cfg.optStr(config, 'sms.provider_token') } : null);
   return {
-    config, db, clock, log, dataDir, fingerprint, rateLimiter, loginAttempts, quotaEvents, results,
+    config, db, clock, log, dataDir, fingerprint, rateLimiter, loginAttempts, quotaEvents, results, pings,
+    pingLimiter: new PingRateLimiter(clock),
     sealer, denyLists, guard, mailer, deliverer,
     tokens: new TokenVerifier(db, clock, cacheTtlMs, (err) => log.warn({ err }, 'api token last_used_at write failed')),
     orgs: new OrgDirectory(db, clock, cacheTtlMs),
@@ -130,6 +137,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     async close() {
       uninstallSighup();
       await rateLimiter.stop();
+      await pings.flush();
       await Promise.all([loginAttempts.flush(), quotaEvents.flush(), results.flush(), deliverer.close()]);
       mailer.close();
       if (!options.db) await db.close();

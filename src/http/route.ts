@@ -51,6 +51,8 @@ export interface RouteSpec<B extends TSchema, Q extends TSchema, P extends TSche
   /** Error statuses beyond the ones implied by auth and input. */
   errors?: number[];
   bodyLimit?: number;
+  /** Whether a GET route also answers HEAD (Fastify's default); off where a GET has an effect. */
+  exposeHeadRoute?: boolean;
   handler: (request: Req<B, Q, P>, reply: FastifyReply) => Promise<unknown>;
 }
 
@@ -72,6 +74,7 @@ export function addRoute<B extends TSchema = TSchema, Q extends TSchema = TSchem
     method: spec.method,
     url: spec.url,
     bodyLimit: spec.bodyLimit,
+    ...(spec.exposeHeadRoute === false && { exposeHeadRoute: false }),
     // fast-json-stringify picks a oneOf branch by running a validator per value: for a list of
     // 1,000 monitors that is most of the request. Such answers come from one mapper per resource
     // (toTarget, ...) that builds exactly the documented shape, so plain JSON.stringify is as exact.

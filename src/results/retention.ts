@@ -1,5 +1,6 @@
 // The history sweep: raw results after the org plan's `raw_days`, hourly rollups after
-// HOURLY_KEEP_DAYS, daily rollups after `retention_days`, idempotency keys after a day. Deletes go
+// HOURLY_KEEP_DAYS, daily rollups after `retention_days`, idempotency keys after a day, heartbeat
+// pings after PING_LOG_DAYS and their output (a POST body) after the shorter OUTPUT_DAYS. Deletes go
 // in small batches, each its own statement, so no table is locked and no transaction runs long;
 // two nodes sweeping at once only repeat each other's lookups.
 import type { Logger } from 'pino';
@@ -13,7 +14,11 @@ const BATCH = 5_000;
 /** Idempotency keys answer retries for a day (see 0008_idempotency.sql). */
 const IDEMPOTENCY_KEY_TTL_MS = DAY_MS;
 
-export interface SweepReport { results: number; hourly: number; daily: number; idempotencyKeys: number }
+export interface SweepReport { results: number; hourly: number; daily: number; idempotencyKeys: number; pings: number; outputs: number }
+
+/** Heartbeat pings outlive the 14 days cadence advice reads; their output goes well before them. */
+export const PING_LOG_DAYS = 30;
+export const OUTPUT_DAYS = 7;
 
 /** Runs `remove` (which deletes at most `batch` rows) until a batch comes back short; the total. */
 async function drain(batch: number, remove: () => Promise<number>): Promise<number> {
@@ -47,7 +52,7 @@ async function orgsByKeep(db: Db, plans: PlanService): Promise<Map<string, { raw
 export async function sweepHistory(db: Db, plans: PlanService, clock: Clock, { batch = BATCH } = {}): Promise<SweepReport> {
   const now = clock.now().getTime();
   const before = (days: number): Date => new Date(now - days * DAY_MS);
-  const report: SweepReport = { results: 0, hourly: 0, daily: 0, idempotencyKeys: 0 };
+  const report: SweepReport = { results: 0, hourly: 0, daily: 0, idempotencyKeys: 0, pings: 0, outputs: 0 };
   for (const { rawDays, retentionDays, orgIds } of (await orgsByKeep(db, plans)).values()) {
     if (rawDays !== null) {
       report.results += await drain(batch, () => deleted(db,
@@ -70,6 +75,11 @@ export async function sweepHistory(db: Db, plans: PlanService, clock: Clock, { b
   report.idempotencyKeys = await drain(batch, () => deleted(db,
     `DELETE FROM idempotency_keys WHERE ctid = ANY(ARRAY(SELECT ctid FROM idempotency_keys WHERE created_at < $1 LIMIT ${batch}))`,
     [new Date(now - IDEMPOTENCY_KEY_TTL_MS)]));
+  report.pings = await drain(batch, () => deleted(db,
+    `DELETE FROM heartbeat_pings WHERE id IN (SELECT id FROM heartbeat_pings WHERE received_at < $1 LIMIT ${batch})`, [before(PING_LOG_DAYS)]));
+  report.outputs = await drain(batch, () => deleted(db,
+    `UPDATE heartbeat_pings SET output = NULL WHERE id IN (
+       SELECT id FROM heartbeat_pings WHERE received_at < $1 AND output IS NOT NULL LIMIT ${batch})`, [before(OUTPUT_DAYS)]));
   return report;
 }
 

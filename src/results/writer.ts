@@ -33,9 +33,9 @@ export class ResultWriter implements ResultSink {
     this.batches.push(result);
   }
 
-  /** Writes `result` through `tx` (a transaction) now, so it commits with the change that caused it. */
-  writeNow(tx: Executor, result: CheckResultRecord): Promise<void> {
-    return this.write(tx, [result]);
+  /** Writes `results` through `tx` (a transaction) now, so they commit with the change that caused them. */
+  async writeNow(tx: Executor, ...results: CheckResultRecord[]): Promise<void> {
+    if (results.length) await this.write(tx, results);
   }
 
   /** Resolves when every result pushed so far is written. */

@@ -3,6 +3,7 @@
 // error names the id's place (`ids[3]`) or the input at fault (`tags[1]`, `channel_ids[0]`).
 import { Type, type Static } from '@sinclair/typebox';
 import { existingChannelIds } from '../channels/index.js';
+import { heartbeatsAfterUpdate } from '../heartbeat/index.js';
 import { discriminated } from '../http/schema-helpers.js';
 import { hasScope } from '../identity/scopes.js';
 import { writeAuditMany } from '../shared/audit.js';
@@ -128,6 +129,7 @@ export async function runBulkAction(ctx: TargetsCtx, action: BulkAction, scopes:
     });
     const order = new Map(rows.map((r, i) => [r.id, i]));
     const updated = (await updateTargetRows(tx, ctx.org.id, values)).sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+    await heartbeatsAfterUpdate(tx, rows, updated, ctx.clock.now(), ctx.results);
     await audit('target.updated', () => ({ fields: Object.keys(patchFor(action, rows[0]!, tags, channelIds)) }));
     return { targets: updated.map(toTarget) };
   });

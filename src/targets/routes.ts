@@ -18,7 +18,7 @@ export function targetsCtx(services: Services, request: FastifyRequest): Targets
   const accountId = org!.accountId;
   return {
     db: services.db, actor, org: org!, userId, plan: plan!, plans: services.plans, writeSource: writeSourceOf(request),
-    sealer: services.sealer, regions: services.regions,
+    sealer: services.sealer, regions: services.regions, clock: services.clock, results: services.results,
     network: {
       guard: services.guard, denyLists: services.denyLists.current, rdap: services.rdap,
       onBlocked: (event) => services.quotaEvents.push({ ...event, accountId, userId, ip: request.ip }),

@@ -5,9 +5,10 @@ import type { Db, Executor } from '../db/db.js';
 import type { PlanService, EffectivePlan } from '../plans/service.js';
 import type { RegionCatalog } from '../regions/catalog.js';
 import type { OperatorRegionT } from '../regions/schema.js';
-import { mintPingTokens } from '../heartbeat/index.js';
+import { heartbeatsAfterUpdate, mintPingTokens } from '../heartbeat/index.js';
 import { writeAudit } from '../shared/audit.js';
-import type { Actor, OrgRef } from '../shared/context.js';
+import type { Actor, Clock, OrgRef } from '../shared/context.js';
+import type { ResultWriter } from '../results/index.js';
 import { AppError, notFound, quotaExceeded } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import type { Sealer } from '../shared/seal.js';
@@ -38,6 +39,9 @@ export interface TargetsCtx {
   sealer: Sealer;
   regions: RegionCatalog;
   network: NetworkCtx;
+  clock: Clock;
+  /** Results a monitor change writes at once (a heartbeat resumed after being down). */
+  results: ResultWriter;
   /** Records a `quota_exceeded` event for the caller. */
   onQuotaExceeded: (quota: string, details: Record<string, unknown>) => void;
 }
@@ -185,6 +189,7 @@ export async function patchTarget(ctx: TargetsCtx, id: string, input: PatchTarge
     if (prepared) await checkVariables(tx, ctx.org.id, prepared.texts);
     if (input.alerts) await checkChannelsExist(tx, ctx.org.id, values.alert_channel_ids, bindingField);
     const updated = (await updateTargetRow(tx, ctx.org.id, id, values))!;
+    await heartbeatsAfterUpdate(tx, [row], [updated], ctx.clock.now(), ctx.results);
     await writeAudit(tx, ctx.actor, {
       action: 'target.updated', orgId: ctx.org.id, accountId: ctx.org.accountId, entityType: 'target', entityId: id,
       details: { fields: Object.keys(input), write_source: values.write_source },

@@ -1,9 +1,10 @@
 // The history sweep: raw results after raw_days (an account override included), hourly rollups
-// after 35 days, daily rollups after the plan's retention_days, idempotency keys after a day; in
-// batches until nothing old is left.
+// after 35 days, daily rollups after the plan's retention_days, idempotency keys after a day,
+// heartbeat pings after 30 days and their output after 7; in batches until nothing old is left.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sweepHistory } from '../../src/results/index.js';
+import { newId } from '../../src/shared/ids.js';
 import { createTenantWithToken, startTestApp, type TestApp } from '../helpers/app.js';
 import { client, httpTarget, overrideCaps } from '../targets/helpers.js';
 
@@ -53,6 +54,22 @@ describe('history sweep', () => {
     assert.ok(report.results >= 4 + 4 + 1, JSON.stringify(report));
     const keys = await t.services.db.query<{ key: string }>('SELECT key FROM idempotency_keys WHERE org_id = $1', [team.orgId]);
     assert.deepEqual(keys.map((k) => k.key), ['fresh']);
-    assert.deepEqual(await sweepHistory(t.services.db, t.services.plans, t.clock), { results: 0, hourly: 0, daily: 0, idempotencyKeys: 0 });
+    assert.deepEqual(await sweepHistory(t.services.db, t.services.plans, t.clock), { results: 0, hourly: 0, daily: 0, idempotencyKeys: 0, pings: 0, outputs: 0 });
+  });
+
+  it('drops heartbeat output on a shorter clock than the ping', async () => {
+    const tenant = await createTenantWithToken(t);
+    const res = await client(t, tenant.token)('POST', '/api/v1/targets', { name: 'cron', check: { type: 'heartbeat', period: 3_600_000, grace: 0 } });
+    const id = res.json().id as string;
+    for (const days of [40, 10, 1]) {
+      await t.services.db.query(
+        `INSERT INTO heartbeat_pings (id, target_id, received_at, signal, counted, output) VALUES ($1, $2, $3, 'fail', true, $4)`,
+        [newId(), id, new Date(Date.now() - days * DAY), `run ${days} days ago`]);
+    }
+    const report = await sweepHistory(t.services.db, t.services.plans, t.clock);
+    assert.equal(report.pings, 1);
+    assert.equal(report.outputs, 1);
+    const left = await t.services.db.query<{ output: string | null }>('SELECT output FROM heartbeat_pings WHERE target_id = $1 ORDER BY received_at', [id]);
+    assert.deepEqual(left.map((r) => r.output), [null, 'run 1 days ago']);
   });
 });

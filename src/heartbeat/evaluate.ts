@@ -1,0 +1,72 @@
+// The scheduler's evaluation of heartbeat monitors (monitoring-api.md, "Heartbeat monitor"): an `up`
+// heartbeat whose deadline (`due_at`: silence past period + grace, or a run past max_runtime) has
+// passed goes down through the normal incident pipeline. It reads the due index, not every monitor,
+// so it runs every few seconds on every node, well inside the interval rule's 60 to 300 s; rows
+// another node or a ping batch holds are skipped and judged on the next pass.
+import type { Logger } from 'pino';
+import type { Db } from '../db/db.js';
+import { NO_PROBE_REGION, type CheckResultRecord, type ResultWriter } from '../results/index.js';
+import type { Clock } from '../shared/context.js';
+import { saveStates, stateOf, timingOf, type HeartbeatRow, type StateChange } from './store.js';
+import { dueAt, evaluate } from './verdict.js';
+
+const BATCH = 500;
+export const EVALUATE_EVERY_MS = 5_000;
+
+export interface EvaluateDeps { db: Db; results: ResultWriter; clock: Clock; log: Logger }
+
+/** Judges every heartbeat due at the clock's now; the number that went down. */
+export async function evaluateHeartbeats(deps: EvaluateDeps, { batch = BATCH } = {}): Promise<number> {
+  const now = deps.clock.now();
+  let total = 0;
+  for (;;) {
+    const pass = await deps.db.transaction(async (tx) => {
+      const due = await tx.query<{ target_id: string }>(
+        `SELECT target_id FROM heartbeats WHERE status = 'up' AND due_at < $1 ORDER BY due_at LIMIT $2`, [now, batch]);
+      if (due.length === 0) return { judged: 0, more: false };
+      const ids = due.map((r) => r.target_id);
+      const targets = await tx.query<{ id: string }>('SELECT id FROM targets WHERE id = ANY($1::uuid[]) ORDER BY id FOR KEY SHARE SKIP LOCKED', [ids]);
+      const rows = await tx.query<HeartbeatRow & { check_spec: Record<string, unknown> }>(
+        `SELECT h.*, t.check_spec FROM heartbeats h JOIN targets t ON t.id = h.target_id JOIN orgs o ON o.id = t.org_id
+          WHERE h.target_id = ANY($1::uuid[]) AND h.status = 'up' AND t.enabled AND t.held_at IS NULL AND o.deleted_at IS NULL
+          ORDER BY h.target_id FOR UPDATE OF h SKIP LOCKED`, [targets.map((t) => t.id)]);
+      const changes: StateChange[] = [];
+      const results: CheckResultRecord[] = [];
+      for (const row of rows) {
+        const timing = timingOf(row.check_spec);
+        const judged = evaluate(stateOf(row), timing, now.getTime());
+        if (!judged) continue;
+        changes.push({
+          targetId: row.target_id, state: judged.state, dueAt: dueAt(judged.state, timing),
+          lastFailPingId: row.last_fail_ping_id, previousLastUsedAt: row.previous_last_used_at?.getTime() ?? null,
+        });
+        results.push({
+          targetId: row.target_id, orgId: row.org_id, region: NO_PROBE_REGION, checkedAt: new Date(judged.result.at),
+          status: 'down', duration_ms: 0, error: judged.result.error,
+        });
+      }
+      await saveStates(tx, changes);
+      await deps.results.writeNow(tx, ...results);
+      // Another pass only after a full batch all judged: rows held elsewhere must not make it spin.
+      return { judged: changes.length, more: due.length === batch && changes.length === due.length };
+    });
+    total += pass.judged;
+    if (!pass.more) return total;
+  }
+}
+
+export function startHeartbeatEvaluation(deps: EvaluateDeps, everyMs = EVALUATE_EVERY_MS): { stop(): Promise<void> } {
+  let running: Promise<unknown> | null = null;
+  const timer = setInterval(() => {
+    running ??= evaluateHeartbeats(deps)
+      .catch((err: unknown) => deps.log.warn({ err }, 'heartbeat evaluation failed'))
+      .finally(() => { running = null; });
+  }, everyMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,113 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { cfg } from '../config/load.js';
+import { addRoute, IdParams } from '../http/route.js';
+import type { Services } from '../services.js';
+import { AppError } from '../shared/errors.js';
+import { readOutput } from './output.js';
+import { pingTokenHash } from './ping-tokens.js';
+import { HeartbeatRecord, PingParams, RotateBody } from './schema.js';
+import { getHeartbeatRecord, revokePreviousUrl, rotateHeartbeat, type HeartbeatCtx } from './service.js';
+import { signalOfExitCode, type PingSignal } from './verdict.js';
+
+const TAGS = ['heartbeat'];
+
+/** A well-formed ping token: 32 random bytes in base64url. Anything else cannot match one. */
+const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/;
+const EXIT_CODE_RE = /^(0|[1-9][0-9]{0,2})$/;
+
+/** Unknown token, revoked token, unknown segment: one answer, the same as an unknown route's. */
+const noSuchPingUrl = (): AppError => new AppError(404, 'NOT_FOUND', 'route not found');
+
+/** The signal a path segment names; null for one the endpoint does not know. */
+export function parseSignal(segment: string | undefined): { signal: PingSignal; exitCode: number | null } | null {
+  if (segment === undefined || segment === 'success') return { signal: 'success', exitCode: null };
+  if (segment === 'start' || segment === 'fail') return { signal: segment, exitCode: null };
+  if (!EXIT_CODE_RE.test(segment)) return null;
+  const code = Number(segment);
+  return code <= 255 ? { signal: signalOfExitCode(code), exitCode: code } : null;
+}
+
+const PING_DESCRIPTION = `Called by the job on every run, with GET or POST, no authentication. The path after the token:
+none or \`/success\` (a clean finish: clears a failure, restarts the silence clock), \`/start\` (a run began; pairs with the finish
+for a duration and \`max_runtime\`), \`/fail\` (down at once), \`/{0..255}\` (an exit status: 0 is a success, any other a failure
+carrying it). Anything else, and an unknown or revoked token, is the same 404.
+
+200 \`OK\` is sent once the ping is committed. A POST body is that run's output: its first 4 KiB are kept (a failure's shows as
+the record's \`last_failure_output\`); reading stops past 256 KiB or after 10 s, and such a body keeps no output while the ping still
+counts. Each token takes 1 ping per second with a burst of 10 (all signals together); beyond it 429 \`RATE_LIMITED\` with
+\`Retry-After\`. HEAD is not a ping.
+
+While the monitor is paused or held, pings answer 200 and are logged but judge nothing: no state change, no result, no
+incident; when it runs again, a monitor pinged before gets a full period + grace.`;
+
+export function registerHeartbeatRoutes(app: FastifyInstance, services: Services): void {
+  const ctx = (request: FastifyRequest): HeartbeatCtx => {
+    const { actor, org } = request.auth!;
+    return { db: services.db, clock: services.clock, actor, org: org!, sealer: services.sealer, publicBaseUrl: cfg.str(services.config, 'auth.public_base_url') };
+  };
+
+  addRoute(app, {
+    method: 'GET', url: '/api/v1/targets/:id/heartbeat', auth: 'user', scope: 'targets:write', tags: TAGS,
+    summary: "A heartbeat monitor's record",
+    description: 'The ping URL, state of the pings and cadence advice. Needs `targets:write` (the URL is a credential). 404 on any other kind of monitor.',
+    params: IdParams,
+    response: { 200: HeartbeatRecord },
+    handler: async (request) => getHeartbeatRecord(ctx(request), request.params.id),
+  });
+
+  addRoute(app, {
+    method: 'POST', url: '/api/v1/targets/:id/heartbeat/rotate', auth: 'user', scope: 'targets:write', tags: TAGS,
+    summary: 'Mint a replacement ping URL',
+    description: 'JSON body required; `{}` is an ordinary rotation: the replaced URL keeps working (and counting) for 24 hours, shown by `previous_url_expires_at` and `previous_url_last_used_at`. One replaced URL is kept at a time: rotating during an overlap ends the older one. With `revoke_previous_immediately: true` the replaced URL answers 404 from this commit. Incidents, history, share links, status page bindings and the silence clock are left alone. Audited `target.heartbeat_rotated`.',
+    params: IdParams, body: RotateBody,
+    response: { 200: HeartbeatRecord },
+    handler: async (request) => rotateHeartbeat(ctx(request), request.params.id, request.body),
+  });
+
+  addRoute(app, {
+    method: 'DELETE', url: '/api/v1/targets/:id/heartbeat/previous', auth: 'user', scope: 'targets:write', tags: TAGS,
+    summary: 'End a rotation overlap now',
+    description: 'The replaced ping URL answers 404 from this commit. Idempotent: 204 also when there is no overlap.',
+    params: IdParams,
+    response: { 204: null },
+    handler: async (request, reply) => {
+      await revokePreviousUrl(ctx(request), request.params.id);
+      return reply.code(204).send();
+    },
+  });
+
+  // The ping routes read their own body (after the ping is on its way), so their scope parses none.
+  void app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
+    const handler = async (request: FastifyRequest<{ Params: { token: string; signal?: string } }>, reply: FastifyReply) => {
+      const signal = parseSignal(request.params.signal);
+      if (!signal || !TOKEN_RE.test(request.params.token)) throw noSuchPingUrl();
+      const tokenHash = pingTokenHash(request.params.token);
+      const waitSecs = services.pingLimiter.take(tokenHash);
+      if (waitSecs) throw new AppError(429, 'RATE_LIMITED', 'this ping URL takes 1 ping per second (burst 10)', { retryAfter: waitSecs });
+      const body = request.method === 'POST' ? readOutput(request.raw) : null;
+      const outcome = await services.pings.ping(tokenHash, signal.signal, signal.exitCode);
+      if (!outcome) throw noSuchPingUrl();
+      if (body) {
+        const { output, complete } = await body;
+        // An unread rest of the body cannot be skipped on a kept-alive connection.
+        if (!complete) reply.header('connection', 'close');
+        if (output) await services.pings.output(outcome.pingId, output);
+      }
+      return reply.type('text/plain; charset=utf-8').send('OK\n');
+    };
+    for (const [method, url] of (['GET', 'POST'] as const).flatMap((m) => [[m, '/ping/:token'], [m, '/ping/:token/:signal']] as const)) {
+      addRoute(scope, {
+        method, url, auth: 'public', tags: TAGS, exposeHeadRoute: false,
+        summary: url.endsWith(':signal') ? 'Heartbeat ping with a signal' : 'Heartbeat ping (success)',
+        description: PING_DESCRIPTION,
+        params: PingParams,
+        response: { 200: Type.String({ description: '`OK` (text/plain): the ping is committed.' }) },
+        errors: [404, 429],
+        handler,
+      });
+    }
+  });
+}
