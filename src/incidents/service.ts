@@ -6,6 +6,7 @@ import { userIdOf, type Actor, type Clock, type OrgRef } from '../shared/context
 import { AppError } from '../shared/errors.js';
 import { isUuid, newId } from '../shared/ids.js';
 import type { EffectivePlan } from '../plans/service.js';
+import { enqueueNotifications } from '../notifications/outbox.js';
 import { resultWindow } from '../results/index.js';
 import { getTargetRowInOrg } from '../targets/service.js';
 import { checkOwnMonitorIds } from '../targets/index.js';
@@ -124,6 +125,9 @@ async function resolveLocked(tx: Executor, ctx: IncidentsCtx, row: IncidentRow):
       WHERE id = $1 RETURNING *`, [row.id, now, userIdOf(ctx.actor)]);
   if (row.source === 'monitor' && row.target_id) {
     await tx.query('UPDATE alert_streaks SET failing = 0, failing_since = NULL WHERE target_id = $1', [row.target_id]);
+    // Closed by hand, it still ends: the channels that were paged hear so, as on a recovery.
+    const [target] = await tx.query<{ notify_recovery: boolean }>('SELECT notify_recovery FROM targets WHERE id = $1', [row.target_id]);
+    if (target?.notify_recovery) await enqueueNotifications(tx, [{ orgId: row.org_id, incidentId: row.id, targetId: row.target_id, event: 'recovered' }], now);
   }
   await note(tx, ctx, row.id, 'resolved', now);
   return toIncident(updated!);

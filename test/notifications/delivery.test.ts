@@ -221,6 +221,23 @@ describe('notification delivery', () => {
     assert.match(gone.body, /unknown or has expired/);
   });
 
+  it('an incident resolved by hand sends the recovery notice, unless notify_recovery is false', async () => {
+    const hook = await channel('by hand', { type: 'webhook', url: `${base}/by-hand` });
+    const loud = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, renotify_interval_secs: 0, alerts: [{ channel_id: hook }] }))).json().id as string;
+    const quiet = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, renotify_interval_secs: 0, notify_recovery: false, alerts: [{ channel_id: hook }] }))).json().id as string;
+    await feed(loud, ['down']);
+    await feed(quiet, ['down']);
+    await worker.tick();
+    take();
+    for (const id of [loud, quiet]) assert.equal((await api('POST', `/api/v1/incidents/${(await openIncident(id)).id}/resolve`)).statusCode, 200);
+    await worker.tick();
+    const got = take();
+    assert.deepEqual(got.map((r) => [r.body.event, r.body.monitor.id]), [['recovered', loud]]);
+    assert.equal((await api('POST', `/api/v1/incidents/${(await openIncident(loud)).id}/resolve`)).statusCode, 200);
+    await worker.tick();
+    assert.deepEqual(take(), [], 'resolving again sends nothing');
+  });
+
   it('is silent on recovery when notify_recovery is false', async () => {
     const hook = await channel('quiet', { type: 'webhook', url: `${base}/quiet` });
     const id = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, recovery_period_secs: 0, notify_recovery: false, renotify_interval_secs: 0, alerts: [{ channel_id: hook }] }))).json().id as string;
