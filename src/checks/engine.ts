@@ -36,6 +36,12 @@ class VariableValues {
   }
 }
 
+/**
+ * A dead node's shards are taken over after about this plus one renewal: 6 s keeps that within
+ * the shortest interval (10 s); renewals every 2 s cost a few queries per node.
+ */
+export const DEFAULT_LEASE_TTL_MS = 6_000;
+
 export interface EngineOptions {
   /** Lease lifetime: a node that dies loses its shards after this (and at most one interval of checks). */
   leaseTtlMs?: number;
@@ -48,7 +54,7 @@ export interface EngineOptions {
 export async function startCheckEngine(services: Services, options: EngineOptions = {}): Promise<Scheduler> {
   const probe = probeContextOf(services);
   const variables = new VariableValues(services);
-  const leaseTtlMs = options.leaseTtlMs ?? 15_000;
+  const leaseTtlMs = options.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
   const scheduler = new Scheduler({
     db: services.db, plans: services.plans, sealer: services.sealer, regions: services.regions, log: services.log,
     sink: services.results, region: LOCAL_REGION,
