@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { cfg } from '../config/load.js';
 import { addRoute, IdParams } from '../http/route.js';
@@ -11,6 +11,9 @@ import { getHeartbeatRecord, revokePreviousUrl, rotateHeartbeat, type HeartbeatC
 import { signalOfExitCode, type PingSignal } from './verdict.js';
 
 const TAGS = ['heartbeat'];
+
+/** `OK` as text/plain (Fastify takes a response schema per content type in this shape). */
+const PingAnswer = { description: 'The ping is committed.', content: { 'text/plain': { schema: Type.String({ enum: ['OK\n'] }) } } } as unknown as TSchema;
 
 /** A well-formed ping token: 32 random bytes in base64url. Anything else cannot match one. */
 const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/;
@@ -104,7 +107,7 @@ export function registerHeartbeatRoutes(app: FastifyInstance, services: Services
         summary: url.endsWith(':signal') ? 'Heartbeat ping with a signal' : 'Heartbeat ping (success)',
         description: PING_DESCRIPTION,
         params: PingParams,
-        response: { 200: Type.String({ description: '`OK` (text/plain): the ping is committed.' }) },
+        response: { 200: PingAnswer },
         errors: [404, 429],
         handler,
       });
