@@ -68,7 +68,7 @@ async function attempt(url: URL, method: string, headers: Record<string, string>
   };
   const https = url.protocol === 'https:';
   const options: RequestOptions & { rejectUnauthorized?: boolean; servername?: string } = {
-    method, headers, signal, lookup, agent: false,
+    method, headers, lookup, agent: false,
     // An IP literal goes straight to connect; a name goes through `lookup`, which answers the pinned address.
     hostname: isIP(host) ? pinned.address : host,
     port: url.port || (https ? 443 : 80),
@@ -80,10 +80,18 @@ async function attempt(url: URL, method: string, headers: Record<string, string>
     options.headers = { ...headers, 'content-length': String(Buffer.byteLength(body)) };
   }
 
-  return new Promise<Attempt>((resolve, reject) => {
+  return new Promise<Attempt>((settle, fail) => {
     const start = performance.now();
     let connectedAt = start;
     const req = (https ? httpsRequest : httpRequest)(options);
+    // Aborting destroys the request; cheaper than handing `signal` to http.request, which wraps it
+    // for every request (measured by bench:checks).
+    const onAbort = (): void => { req.destroy(signal.reason instanceof Error ? signal.reason : new Error('check aborted')); };
+    const done = (): void => signal.removeEventListener('abort', onAbort);
+    const resolve = (attempt: Attempt): void => { done(); settle(attempt); };
+    const reject = (err: unknown): void => { done(); fail(err); };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
     req.once('socket', (socket: Socket) => {
       socket.once('connect', () => { connectedAt = performance.now(); timings.connect = connectedAt - start; });
       if (https) (socket as TLSSocket).once('secureConnect', () => { timings.tls = performance.now() - connectedAt; });

@@ -36,6 +36,7 @@ describe('http probe', () => {
   let port: number;
   const hits: Array<{ method: string; url: string; headers: IncomingMessage['headers']; body: string }> = [];
   const routes = new Map<string, Handler>();
+  const hung: IncomingMessage[] = [];
 
   before(async () => {
     server = createServer((req, res) => {
@@ -66,7 +67,7 @@ describe('http probe', () => {
     routes.set('/to-private', reply(302, '', { location: `http://127.0.0.1:${port}/secret` }));
     routes.set('/secret', reply(200, 'secret'));
     routes.set('/big', (_q, res) => { res.writeHead(200); res.write(Buffer.alloc(BODY_READ_LIMIT + 10, 'a')); res.end('NEEDLE'); });
-    routes.set('/hang', () => { /* never answers */ });
+    routes.set('/hang', (req) => { hung.push(req); /* never answers */ });
   });
   after(async () => {
     server.closeAllConnections();
@@ -162,6 +163,9 @@ describe('http probe', () => {
     const r = await httpProbe(check({ url: `${base}/hang`, timeout: 300 }), ctxOf());
     assert.deepEqual([r.status, r.error], ['down', 'timeout after 300 ms']);
     assert.ok(Date.now() - started < 2000, 'settled near the deadline');
+    const req = hung.at(-1)!;
+    if (!req.socket.destroyed) await new Promise((closed) => req.socket.once('close', closed));
+    assert.ok(req.socket.destroyed, 'the timed-out request was torn down, not left open');
   });
 
   it('a closed port is down: connection refused', async () => {
