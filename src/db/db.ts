@@ -6,8 +6,17 @@ import { lockDataDir } from './data-dir-lock.js';
 
 export type Row = Record<string, unknown>;
 
+export interface QueryOptions {
+  /**
+   * Keep the statement prepared under this name on each PostgreSQL connection (planned once, not
+   * per call): for fixed SQL on a hot path only, as every name stays on its connection. PGlite
+   * ignores it.
+   */
+  prepared?: string;
+}
+
 export interface Executor {
-  query<T = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  query<T = Row>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
 }
@@ -26,21 +35,24 @@ const pgTypes = {
     oid === INT8_OID ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text'),
 };
 
+const pgQuery = (text: string, values?: readonly unknown[], options?: QueryOptions): pg.QueryConfig =>
+  ({ text, values: values as unknown[], ...(options?.prepared && { name: options.prepared }) });
+
 export function openPostgres(url: string, max = 10): Db {
   const pool = new pg.Pool({ connectionString: url, max, types: pgTypes, idleTimeoutMillis: 10_000 });
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => {});
   return {
     kind: 'pg',
-    async query<T>(sql: string, params?: readonly unknown[]) {
-      return (await pool.query(sql, params as unknown[])).rows as T[];
+    async query<T>(sql: string, params?: readonly unknown[], options?: QueryOptions) {
+      return (await pool.query(pgQuery(sql, params, options))).rows as T[];
     },
     async transaction(fn) {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
         const result = await fn({
-          query: async <T>(sql: string, p?: readonly unknown[]) => (await client.query(sql, p as unknown[])).rows as T[],
+          query: async <T>(sql: string, p?: readonly unknown[], o?: QueryOptions) => (await client.query(pgQuery(sql, p, o))).rows as T[],
           exec: async (sql) => void (await client.query(sql)),
         });
         await client.query('COMMIT');

@@ -2,7 +2,8 @@
 // heartbeat whose deadline (`due_at`: silence past period + grace, or a run past max_runtime) has
 // passed goes down through the normal incident pipeline. It reads the due index, not every monitor,
 // so it runs every few seconds on every node, well inside the interval rule's 60 to 300 s; rows
-// another node or a ping batch holds are skipped and judged on the next pass.
+// another node or a ping batch holds are skipped and judged on the next pass. A due time can be
+// early (routine pings leave it alone): such a row is set to its real deadline and left up.
 import type { Logger } from 'pino';
 import type { Db } from '../db/db.js';
 import { NO_PROBE_REGION, type CheckResultRecord, type ResultWriter } from '../results/index.js';
@@ -21,25 +22,22 @@ export async function evaluateHeartbeats(deps: EvaluateDeps, { batch = BATCH } =
   let total = 0;
   for (;;) {
     const pass = await deps.db.transaction(async (tx) => {
-      const due = await tx.query<{ target_id: string }>(
-        `SELECT target_id FROM heartbeats WHERE status = 'up' AND due_at < $1 ORDER BY due_at LIMIT $2`, [now, batch]);
-      if (due.length === 0) return { judged: 0, more: false };
-      const ids = due.map((r) => r.target_id);
-      const targets = await tx.query<{ id: string }>('SELECT id FROM targets WHERE id = ANY($1::uuid[]) ORDER BY id FOR KEY SHARE SKIP LOCKED', [ids]);
-      const rows = await tx.query<HeartbeatRow & { check_spec: Record<string, unknown> }>(
-        `SELECT h.*, t.check_spec FROM heartbeats h JOIN targets t ON t.id = h.target_id JOIN orgs o ON o.id = t.org_id
-          WHERE h.target_id = ANY($1::uuid[]) AND h.status = 'up' AND t.enabled AND t.held_at IS NULL AND o.deleted_at IS NULL
-          ORDER BY h.target_id FOR UPDATE OF h SKIP LOCKED`, [targets.map((t) => t.id)]);
+      const rows = await tx.query<HeartbeatRow & { check_spec: Record<string, unknown>; counting: boolean }>(
+        `SELECT h.*, t.check_spec, (t.enabled AND t.held_at IS NULL AND o.deleted_at IS NULL) AS counting
+           FROM heartbeats h JOIN targets t ON t.id = h.target_id JOIN orgs o ON o.id = t.org_id
+          WHERE h.status = 'up' AND h.due_at < $1 ORDER BY h.due_at LIMIT $2 FOR UPDATE OF h SKIP LOCKED`, [now, batch]);
       const changes: StateChange[] = [];
       const results: CheckResultRecord[] = [];
       for (const row of rows) {
         const timing = timingOf(row.check_spec);
-        const judged = evaluate(stateOf(row), timing, now.getTime());
-        if (!judged) continue;
-        changes.push({
-          targetId: row.target_id, state: judged.state, dueAt: dueAt(judged.state, timing),
-          lastFailPingId: row.last_fail_ping_id, previousLastUsedAt: row.previous_last_used_at?.getTime() ?? null,
-        });
+        const unchanged = { lastFailPingId: row.last_fail_ping_id, previousLastUsedAt: row.previous_last_used_at?.getTime() ?? null };
+        const judged = row.counting ? evaluate(stateOf(row), timing, now.getTime()) : null;
+        if (!judged) {
+          // Early (a success since moved the deadline on) or not running: due again at its real deadline, or never.
+          changes.push({ targetId: row.target_id, state: stateOf(row), dueAt: row.counting ? dueAt(stateOf(row), timing) : null, ...unchanged });
+          continue;
+        }
+        changes.push({ targetId: row.target_id, state: judged.state, dueAt: dueAt(judged.state, timing), ...unchanged });
         results.push({
           targetId: row.target_id, orgId: row.org_id, region: NO_PROBE_REGION, checkedAt: new Date(judged.result.at),
           status: 'down', duration_ms: 0, error: judged.result.error,
@@ -47,11 +45,10 @@ export async function evaluateHeartbeats(deps: EvaluateDeps, { batch = BATCH } =
       }
       await saveStates(tx, changes);
       await deps.results.writeNow(tx, ...results);
-      // Another pass only after a full batch all judged: rows held elsewhere must not make it spin.
-      return { judged: changes.length, more: due.length === batch && changes.length === due.length };
+      return { judged: results.length, full: rows.length === batch };
     });
     total += pass.judged;
-    if (!pass.more) return total;
+    if (!pass.full) return total;
   }
 }
 

@@ -28,7 +28,9 @@ export interface HeartbeatRow {
 
 const ms = (d: Date | null): number | null => (d === null ? null : d.getTime());
 
-export function stateOf(row: HeartbeatRow): HeartbeatState {
+type StateColumns = 'status' | 'first_ping_at' | 'last_ping_at' | 'last_success_at' | 'last_start_at' | 'run_started_at' | 'last_fail_at' | 'last_exit_code' | 'window_from';
+
+export function stateOf(row: Pick<HeartbeatRow, StateColumns>): HeartbeatState {
   return {
     status: row.status, firstPingAt: ms(row.first_ping_at), lastPingAt: ms(row.last_ping_at), lastSuccessAt: ms(row.last_success_at),
     lastStartAt: ms(row.last_start_at), runStartedAt: ms(row.run_started_at), lastFailAt: ms(row.last_fail_at),
@@ -69,7 +71,7 @@ export async function saveStates(tx: Executor, changes: readonly StateChange[]):
        last_success_at timestamptz, last_start_at timestamptz, run_started_at timestamptz, last_fail_at timestamptz,
        last_exit_code smallint, window_from timestamptz, due_at timestamptz, last_fail_ping_id uuid, previous_last_used_at timestamptz)
      WHERE h.target_id = r.target_id`,
-    [JSON.stringify(rows)]);
+    [JSON.stringify(rows)], { prepared: 'heartbeat_save_states' });
 }
 
 export interface PingRow {
@@ -91,7 +93,7 @@ export async function insertPings(tx: Executor, pings: readonly PingRow[]): Prom
     `INSERT INTO heartbeat_pings (id, target_id, received_at, signal, exit_code, run_ms, counted)
      SELECT id, target_id, received_at, signal, exit_code, run_ms, counted
        FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, target_id uuid, received_at timestamptz, signal text, exit_code smallint, run_ms integer, counted boolean)`,
-    [JSON.stringify(rows)]);
+    [JSON.stringify(rows)], { prepared: 'heartbeat_insert_pings' });
 }
 
 /** Attaches each run's output (a POST body) to its ping. */

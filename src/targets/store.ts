@@ -71,10 +71,14 @@ export async function insertTarget(tx: Executor, t: { id: string; orgId: string;
   return row ?? null;
 }
 
-/** `lock: 'update'` holds the row until the transaction ends. */
+/**
+ * `lock: 'update'` holds the row until the transaction ends. It is the lock of an UPDATE that keeps
+ * the id (NO KEY): rows that reference the monitor (results, pings) can still be written meanwhile,
+ * which is what lets a heartbeat ping batch hold its heartbeat rows while it writes results.
+ */
 export async function getTargetRow(db: Executor, orgId: string, id: string, lock?: 'update'): Promise<TargetRow | null> {
   const [row] = await db.query<TargetRow>(
-    `SELECT * FROM targets WHERE org_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [orgId, id]);
+    `SELECT * FROM targets WHERE org_id = $1 AND id = $2${lock ? ' FOR NO KEY UPDATE' : ''}`, [orgId, id]);
   return row ?? null;
 }
 
@@ -105,6 +109,7 @@ export async function updateTargetRow(tx: Executor, orgId: string, id: string, v
 }
 
 export async function deleteTargetRow(tx: Executor, orgId: string, id: string): Promise<boolean> {
+  await lockHeartbeatsOf(tx, [id]);
   const rows = await tx.query('DELETE FROM targets WHERE org_id = $1 AND id = $2 RETURNING id', [orgId, id]);
   return rows.length > 0;
 }
@@ -216,9 +221,19 @@ export async function updateTargetRows(tx: Executor, orgId: string, rows: Readon
 
 /** The org's rows among `ids`, locked for update until the transaction ends. */
 export async function lockTargetRows(tx: Executor, orgId: string, ids: readonly string[]): Promise<TargetRow[]> {
-  return tx.query<TargetRow>('SELECT * FROM targets WHERE org_id = $1 AND id = ANY($2::uuid[]) ORDER BY id FOR UPDATE', [orgId, ids.filter(isUuid)]);
+  return tx.query<TargetRow>('SELECT * FROM targets WHERE org_id = $1 AND id = ANY($2::uuid[]) ORDER BY id FOR NO KEY UPDATE', [orgId, ids.filter(isUuid)]);
 }
 
 export async function deleteTargetRows(tx: Executor, orgId: string, ids: readonly string[]): Promise<void> {
+  await lockHeartbeatsOf(tx, ids);
   await tx.query('DELETE FROM targets WHERE org_id = $1 AND id = ANY($2::uuid[])', [orgId, ids]);
+}
+
+/**
+ * A ping batch holds heartbeat rows and then references the monitor; a delete takes the monitor
+ * and then cascades to the heartbeat. Taking the heartbeats first makes the delete wait its turn
+ * instead of deadlocking with the batch.
+ */
+async function lockHeartbeatsOf(tx: Executor, ids: readonly string[]): Promise<void> {
+  await tx.query('SELECT 1 FROM heartbeats WHERE target_id = ANY($1::uuid[]) ORDER BY target_id FOR UPDATE', [ids]);
 }

@@ -172,6 +172,21 @@ describe('heartbeat monitors: record and ingest', () => {
     assert.equal((await openIncidents(id)).length, 0);
   });
 
+  it('a later success moves the silence deadline on: the old deadline passing is not a silence', async () => {
+    const { id, path } = await heartbeat();
+    await ping(path);
+    t.clock.advance(10 * MIN);
+    await ping(path);
+    t.clock.advance(3 * MIN);
+    await evaluate();
+    assert.deepEqual((await results(id)).map((r) => r.status), ['up'], 'the first ping\'s deadline passed, the second\'s has not');
+    t.clock.advance(9 * MIN + 5_000);
+    await evaluate();
+    assert.deepEqual((await results(id)).map((r) => r.status), ['up', 'down']);
+    assert.equal((await api('DELETE', `/api/v1/targets/${id}`)).statusCode, 204, 'a heartbeat with history deletes cleanly');
+    expectError(await ping(path), 404, 'NOT_FOUND');
+  });
+
   it('a /start that outlives max_runtime goes down; without /start max_runtime does nothing', async () => {
     const { id, path } = await heartbeat({ max_runtime: 2 * MIN });
     await ping(path);

@@ -1,8 +1,9 @@
 -- Heartbeat ingest and evaluation (monitoring-api.md, "Heartbeat record", "Heartbeat ping endpoint",
 -- "Heartbeat monitor" transitions). The verdict lives on the heartbeat row, changed only under its
--- row lock (ping batches and the evaluation sweep); `due_at` is when an `up` heartbeat must next be
--- judged (silence past period + grace, or an open run past max_runtime), so the sweep reads an
--- index, not every monitor.
+-- row lock (ping batches and the evaluation sweep). `due_at` is when an `up` heartbeat must next be
+-- looked at, so the sweep reads an index, not every monitor. It may be early, never late: a routine
+-- success leaves it alone and the sweep moves a stale one on, so the common update touches only
+-- unindexed columns and, with room left on the page (fillfactor), no index at all (HOT).
 
 ALTER TABLE heartbeats
   ADD COLUMN status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'up', 'down')),
@@ -24,6 +25,7 @@ ALTER TABLE heartbeats
   ADD COLUMN rotated_at timestamptz;
 
 CREATE INDEX heartbeats_due_idx ON heartbeats (due_at) WHERE status = 'up';
+ALTER TABLE heartbeats SET (fillfactor = 70);
 
 -- Every accepted ping (the ping log): cadence advice reads the successes of the last 14 days;
 -- `output` (a POST body, at most 4 KiB) is cleared on a shorter clock than the row.
@@ -39,4 +41,5 @@ CREATE TABLE heartbeat_pings (
   output text
 );
 CREATE INDEX heartbeat_pings_by_target ON heartbeat_pings (target_id, received_at);
-CREATE INDEX heartbeat_pings_by_time ON heartbeat_pings (received_at);
+-- The log grows in time order: a BRIN index serves the retention sweep at almost no insert cost.
+CREATE INDEX heartbeat_pings_by_time ON heartbeat_pings USING brin (received_at);
