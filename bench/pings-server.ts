@@ -1,0 +1,42 @@
+// The measured server of `npm run bench:pings`, in a process of its own so the bench can SIGKILL it:
+// argv[2] is `bare` (node:http answering 200 "OK" to any path) or `keepwatch`, argv[3] an optional
+// PostgreSQL URL (else PGlite in a temporary directory), argv[4] the tenant's max_targets.
+// Out: `ready` with base, headers and the data dir (kept after a SIGKILL: the bench reopens the
+// PGlite store there, then removes it). In: `stop` (a graceful close, for the bare server).
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startKeepwatch } from './servers.js';
+
+export interface ServerReady { type: 'ready'; base: string; headers: Record<string, string>; dataDir?: string }
+
+const send = (message: object): void => void process.send!(message);
+
+async function startBarePings(): Promise<{ ready: ServerReady; close(): Promise<void> }> {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': 2 });
+    res.end('OK');
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    ready: { type: 'ready', base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, headers: {} },
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+async function startKeepwatchPings(databaseUrl: string | undefined, maxTargets: number): Promise<{ ready: ServerReady; close(): Promise<void> }> {
+  const server = await startKeepwatch(databaseUrl, { max_targets: maxTargets, api_writes_per_minute: 1_000_000 });
+  return { ready: { type: 'ready', base: server.base, headers: server.headers, dataDir: server.services.dataDir }, close: server.close };
+}
+
+try {
+  const [kind, url, maxTargets] = process.argv.slice(2);
+  const server = kind === 'bare' ? await startBarePings() : await startKeepwatchPings(url || undefined, Number(maxTargets));
+  process.on('message', (message: string) => {
+    if (message === 'stop') void server.close().then(() => process.exit(0));
+  });
+  send(server.ready);
+} catch (err) {
+  send({ type: 'error', message: err instanceof Error ? err.stack : String(err) });
+  process.exit(1);
+}
