@@ -3,6 +3,7 @@
 // (no region) has its state restated once a minute by the node owning its shard. In memory: a heap
 // of due times, one timer; the store is read when shards change hands, every `pollMs` for monitors
 // changed since the last look, and in full every `reloadMs` (deletions, plan and org changes).
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Db } from '../db/db.js';
@@ -76,6 +77,9 @@ export class Scheduler {
   constructor(private readonly o: SchedulerOptions) {
     this.leases = new ShardLeases(o.db, o.leases);
     this.throttle = new HostThrottle(o.perHostMaxInflight);
+    // Every check in flight listens on this one signal (and takes its listener off when done):
+    // hundreds at once is the normal load, not a leak to warn about.
+    setMaxListeners(0, this.abort.signal);
     const registers = o.registry ? [o.registry] : [];
     this.ran = new Counter({ name: 'keepwatch_checks_total', help: 'Checks started by this node', registers });
     this.throttled = new Counter({ name: 'keepwatch_checks_throttled_total', help: 'Ticks dropped by the per-host throttle', registers });
