@@ -17,7 +17,8 @@ export async function serve(config: Config): Promise<void> {
   if (metricsServer) await metricsServer.listen({ port: cfg.int(config, 'metrics.port'), host: cfg.str(config, 'metrics.host') });
   const engine = cfg.bool(config, 'checker.enabled') ? await startCheckEngine(services, metrics ? { registry: metrics.registry } : {}) : undefined;
   const sweep = startHistorySweep(services);
-  const heartbeats = startHeartbeatEvaluation(services);
+  // Judging heartbeat silence is scheduled checking too: an API-only node leaves it to the others.
+  const heartbeats = engine ? startHeartbeatEvaluation(services) : undefined;
   const notifications = new NotificationWorker(services, { leaseMs: cfg.int(services.config, 'notifications.lease_secs') * 1000 });
   notifications.start();
   services.log.info({ store: services.db.kind, data_dir: services.dataDir, checks: engine ? 'on' : 'off' }, 'keepwatch is serving');
@@ -29,7 +30,7 @@ export async function serve(config: Config): Promise<void> {
     services.log.info({ signal }, 'shutting down');
     await app.close();
     sweep.stop();
-    await heartbeats.stop();
+    await heartbeats?.stop();
     await notifications.stop();
     await engine?.stop();
     await metricsServer?.close();
