@@ -11,6 +11,11 @@ const DURATION_SECS = Number(process.env.BENCH_DURATION_SECS ?? 10);
 const WARMUP_SECS = Number(process.env.BENCH_WARMUP_SECS ?? 3);
 /** `bare,pglite,postgres` by default; a subset to look at one server. */
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'bare,pglite,postgres').split(','));
+/**
+ * Rounds over the servers, each round in the reverse order of the one before, averaged: whichever
+ * runs last meets a warmer machine, and a fixed order charged that to one server.
+ */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2));
 /** A directory: the server processes write CPU profiles there (`node --cpu-prof`). */
 const PROFILE_DIR = process.env.BENCH_CPU_PROF_DIR;
 const SERVER_PROCESS = fileURLToPath(new URL('./server-process.ts', import.meta.url));
@@ -81,19 +86,34 @@ function printTable(rows: Row[]): void {
   for (const line of lines) process.stdout.write(`${line.map((cell, c) => (c ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ')}\n`);
 }
 
+/** One server's rounds as one row: mean throughput and CPU, mean p50, worst p99, counts summed. */
+function combine(runs: readonly Measured[]): Measured {
+  const mean = (f: (m: Measured) => number) => runs.reduce((sum, m) => sum + f(m), 0) / runs.length;
+  const sum = (f: (m: Measured) => number) => runs.reduce((total, m) => total + f(m), 0);
+  return {
+    requestsPerSec: mean((m) => m.requestsPerSec), cpuMicrosPerRequest: mean((m) => m.cpuMicrosPerRequest),
+    p50Ms: Number(mean((m) => m.p50Ms).toFixed(2)), p99Ms: Math.max(...runs.map((m) => m.p99Ms)),
+    total: sum((m) => m.total), non2xx: sum((m) => m.non2xx), errors: sum((m) => m.errors),
+  };
+}
+
 async function main(): Promise<void> {
-  process.stdout.write(`GET /api/v1/regions, ${CONNECTIONS} connections (${loadGenerator}), ${WARMUP_SECS} s warm-up + ${DURATION_SECS} s each\n`);
-  const rows: Row[] = [];
-  if (ONLY.has('bare')) rows.push({ name: 'bare node:http', result: await benchServer('bare') });
-  if (ONLY.has('pglite')) rows.push({ name: 'keepwatch (PGlite)', result: await benchServer('keepwatch') });
+  process.stdout.write(`GET /api/v1/regions, ${CONNECTIONS} connections (${loadGenerator}), ${WARMUP_SECS} s warm-up + ${DURATION_SECS} s each, ${ROUNDS} round(s) in alternating order\n`);
   const target = ONLY.has('postgres') ? await postgresTarget() : null;
-  if (target) {
-    try {
-      rows.push({ name: 'keepwatch (PostgreSQL)', result: await benchServer('keepwatch', target.url) });
-    } finally {
-      await target.drop();
+  const servers: { name: string; run: () => Promise<Measured> }[] = [
+    ...(ONLY.has('bare') ? [{ name: 'bare node:http', run: () => benchServer('bare') }] : []),
+    ...(ONLY.has('pglite') ? [{ name: 'keepwatch (PGlite)', run: () => benchServer('keepwatch') }] : []),
+    ...(target ? [{ name: 'keepwatch (PostgreSQL)', run: () => benchServer('keepwatch', target.url) }] : []),
+  ];
+  const runs = new Map<string, Measured[]>(servers.map((s) => [s.name, []]));
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const server of round % 2 ? [...servers].reverse() : servers) runs.get(server.name)!.push(await server.run());
     }
+  } finally {
+    await target?.drop();
   }
+  const rows: Row[] = servers.map((s) => ({ name: s.name, result: combine(runs.get(s.name)!) }));
   if (rows.length) printTable(rows);
   if (!target && ONLY.has('postgres')) process.stdout.write(`PostgreSQL skipped: nothing answers at ${DEFAULT_PG_URL} (set DATABASE_URL)\n`);
 }
