@@ -6,9 +6,9 @@
 // early (routine pings leave it alone): such a row is set to its real deadline and left up.
 import type { Logger } from 'pino';
 import type { Db } from '../db/db.js';
-import { NO_PROBE_REGION, type CheckResultRecord, type ResultWriter } from '../results/index.js';
+import type { CheckResultRecord, ResultWriter } from '../results/index.js';
 import type { Clock } from '../shared/context.js';
-import { saveStates, stateOf, timingOf, type HeartbeatRow, type StateChange } from './store.js';
+import { changeOf, COUNTING_SQL, resultOf, saveStates, timingOf, type HeartbeatRow, type StateChange } from './store.js';
 import { dueAt, evaluate } from './verdict.js';
 
 const BATCH = 500;
@@ -23,25 +23,22 @@ export async function evaluateHeartbeats(deps: EvaluateDeps, { batch = BATCH } =
   for (;;) {
     const pass = await deps.db.transaction(async (tx) => {
       const rows = await tx.query<HeartbeatRow & { check_spec: Record<string, unknown>; counting: boolean }>(
-        `SELECT h.*, t.check_spec, (t.enabled AND t.held_at IS NULL AND o.deleted_at IS NULL) AS counting
+        `SELECT h.*, t.check_spec, ${COUNTING_SQL} AS counting
            FROM heartbeats h JOIN targets t ON t.id = h.target_id JOIN orgs o ON o.id = t.org_id
           WHERE h.status = 'up' AND h.due_at < $1 ORDER BY h.due_at LIMIT $2 FOR UPDATE OF h SKIP LOCKED`, [now, batch]);
       const changes: StateChange[] = [];
       const results: CheckResultRecord[] = [];
       for (const row of rows) {
         const timing = timingOf(row.check_spec);
-        const unchanged = { lastFailPingId: row.last_fail_ping_id, previousLastUsedAt: row.previous_last_used_at?.getTime() ?? null };
-        const judged = row.counting ? evaluate(stateOf(row), timing, now.getTime()) : null;
-        if (!judged) {
-          // Early (a success since moved the deadline on) or not running: due again at its real deadline, or never.
-          changes.push({ targetId: row.target_id, state: stateOf(row), dueAt: row.counting ? dueAt(stateOf(row), timing) : null, ...unchanged });
-          continue;
+        const change = changeOf(row);
+        const judged = row.counting ? evaluate(change.state, timing, now.getTime()) : null;
+        if (judged) {
+          change.state = judged.state;
+          results.push(resultOf(row, judged.result));
         }
-        changes.push({ targetId: row.target_id, state: judged.state, dueAt: dueAt(judged.state, timing), ...unchanged });
-        results.push({
-          targetId: row.target_id, orgId: row.org_id, region: NO_PROBE_REGION, checkedAt: new Date(judged.result.at),
-          status: 'down', duration_ms: 0, error: judged.result.error,
-        });
+        // Judged, early (a success since moved the deadline on) or not running: due at its real deadline, or never.
+        change.dueAt = row.counting ? dueAt(change.state, timing) : null;
+        changes.push(change);
       }
       await saveStates(tx, changes);
       await deps.results.writeNow(tx, ...results);

@@ -8,11 +8,11 @@
 // locked: a PATCH holds its monitor with NO KEY UPDATE, which the results' foreign keys pass.
 import type { Logger } from 'pino';
 import type { Db, Executor } from '../db/db.js';
-import { NO_PROBE_REGION, type CheckResultRecord, type ResultWriter } from '../results/index.js';
+import type { CheckResultRecord, ResultWriter } from '../results/index.js';
 import type { Clock } from '../shared/context.js';
 import { AppError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
-import { insertPings, saveOutputs, saveStates, stateOf, type HeartbeatRow, type PingRow, type StateChange } from './store.js';
+import { changeOf, COUNTING_SQL, insertPings, resultOf, saveOutputs, saveStates, type HeartbeatRow, type PingRow, type StateChange } from './store.js';
 import { applyPing, dueAt, type HeartbeatTiming, type PingSignal } from './verdict.js';
 
 /** A ping's answer: its id once committed, null for an unknown or revoked token. */
@@ -124,10 +124,7 @@ export class PingIngest {
       const previous = byPrevious.get(op.tokenHash);
       if (!row && previous && previous.previous_expires_at! > new Date(op.at)) row = previous;
       if (!row) { outcomes.push(null); continue; }
-      const change = changes.get(row.target_id) ?? {
-        targetId: row.target_id, state: stateOf(row), dueAt: row.due_at?.getTime() ?? null,
-        lastFailPingId: row.last_fail_ping_id, previousLastUsedAt: row.previous_last_used_at?.getTime() ?? null,
-      };
+      const change = changes.get(row.target_id) ?? changeOf(row);
       if (row !== byToken.get(op.tokenHash)) change.previousLastUsedAt = op.at;
       let runMs: number | null = null;
       // Batches overlap: a ping older than one already applied (its batch locked the row later) is
@@ -139,12 +136,7 @@ export class PingIngest {
         change.dueAt = nextDueAt(change.dueAt, next.state, row);
         runMs = next.runMs;
         if (op.signal === 'fail') change.lastFailPingId = op.id;
-        if (next.result) {
-          results.push({
-            targetId: row.target_id, orgId: row.org_id, region: NO_PROBE_REGION, checkedAt: new Date(next.result.at),
-            status: next.result.status, duration_ms: runMs ?? 0, error: next.result.error,
-          });
-        }
+        if (next.result) results.push(resultOf(row, next.result, runMs ?? 0));
       }
       changes.set(row.target_id, change);
       logged.push({ id: op.id, targetId: row.target_id, at: op.at, signal: op.signal, exitCode: op.exitCode, runMs, counted: row.counting });
@@ -174,7 +166,7 @@ async function lockHeartbeats(tx: Executor, pings: readonly PingOp[], now: Date)
     `SELECT ${LOCKED_COLUMNS.map((c) => `h.${c}`).join(', ')},
        (t.check_spec->>'period')::bigint::float8 AS period, (t.check_spec->>'grace')::bigint::float8 AS grace,
        (t.check_spec->>'max_runtime')::bigint::float8 AS max_runtime,
-       (t.enabled AND t.held_at IS NULL AND o.deleted_at IS NULL) AS counting
+       ${COUNTING_SQL} AS counting
        FROM heartbeats h JOIN targets t ON t.id = h.target_id JOIN orgs o ON o.id = t.org_id
       WHERE h.token_hash = ANY($1::text[]) OR (h.previous_token_hash = ANY($1::text[]) AND h.previous_expires_at > $2)
       ORDER BY h.target_id FOR UPDATE OF h`, [hashes, now], { prepared: 'heartbeat_lock' });

@@ -1,7 +1,7 @@
 // The heartbeat record, URL rotation, and what a monitor change does to a heartbeat
 // (monitoring-api.md, "Heartbeat record", "Heartbeat ping endpoint" rules 5-6, "Heartbeat monitor").
 import type { Db, Executor } from '../db/db.js';
-import { NO_PROBE_REGION, type CheckResultRecord, type ResultWriter } from '../results/index.js';
+import type { CheckResultRecord, ResultWriter } from '../results/index.js';
 import { writeAudit } from '../shared/audit.js';
 import type { Actor, Clock, OrgRef } from '../shared/context.js';
 import { AppError, notFound } from '../shared/errors.js';
@@ -11,7 +11,7 @@ import { getTargetRow, type TargetRow } from '../targets/store.js';
 import { cadenceOf, CADENCE_WINDOW_MS } from './cadence.js';
 import { PING_TOKEN_BYTES, pingTokenHash, pingUrl } from './ping-tokens.js';
 import type { HeartbeatRecordT, Rotate } from './schema.js';
-import { saveStates, stateOf, timingOf, type HeartbeatRow, type StateChange } from './store.js';
+import { changeOf, resultOf, saveStates, timingOf, type HeartbeatRow, type StateChange } from './store.js';
 import { dueAt, resume } from './verdict.js';
 
 /** How long a replaced ping URL keeps working. */
@@ -132,16 +132,14 @@ export async function heartbeatsAfterUpdate(tx: Executor, before: readonly Targe
   const written: CheckResultRecord[] = [];
   for (const row of rows) {
     const target = byId.get(row.target_id)!;
-    let state = stateOf(row);
+    const change = changeOf(row);
     if (counting(target) && !counting(prior.get(target.id)!)) {
-      const resumed = resume(state, now.getTime());
-      state = resumed.state;
-      if (resumed.result) {
-        written.push({ targetId: target.id, orgId: target.org_id, region: NO_PROBE_REGION, checkedAt: now, status: 'up', duration_ms: 0, error: null });
-      }
+      const resumed = resume(change.state, now.getTime());
+      change.state = resumed.state;
+      if (resumed.result) written.push(resultOf(row, resumed.result));
     }
-    const due = counting(target) ? dueAt(state, timingOf(target.check_spec)) : null;
-    changes.push({ targetId: row.target_id, state, dueAt: due, lastFailPingId: row.last_fail_ping_id, previousLastUsedAt: row.previous_last_used_at?.getTime() ?? null });
+    change.dueAt = counting(target) ? dueAt(change.state, timingOf(target.check_spec)) : null;
+    changes.push(change);
   }
   await saveStates(tx, changes);
   await results.writeNow(tx, ...written);

@@ -1,7 +1,11 @@
 // The heartbeat row as the ingest, the sweep and the record read it, and the statements that save
 // a batch of changed states and pings at once (one statement each, whatever the batch size).
 import type { Executor } from '../db/db.js';
-import type { HeartbeatState, HeartbeatStatus, HeartbeatTiming, PingSignal } from './verdict.js';
+import { NO_PROBE_REGION, type CheckResultRecord } from '../results/index.js';
+import type { HeartbeatState, HeartbeatStatus, HeartbeatTiming, Judgement, PingSignal } from './verdict.js';
+
+/** Whether a heartbeat's pings and silence count, over `targets t` joined to `orgs o`: running, not held, org alive. */
+export const COUNTING_SQL = '(t.enabled AND t.held_at IS NULL AND o.deleted_at IS NULL)';
 
 export interface HeartbeatRow {
   target_id: string;
@@ -49,6 +53,22 @@ export interface StateChange {
   dueAt: number | null;
   lastFailPingId: string | null;
   previousLastUsedAt: number | null;
+}
+
+/** A row's state as it stands: the start of every change saved through `saveStates`. */
+export function changeOf(row: Pick<HeartbeatRow, StateColumns | 'target_id' | 'due_at' | 'last_fail_ping_id' | 'previous_last_used_at'>): StateChange {
+  return {
+    targetId: row.target_id, state: stateOf(row), dueAt: ms(row.due_at),
+    lastFailPingId: row.last_fail_ping_id, previousLastUsedAt: ms(row.previous_last_used_at),
+  };
+}
+
+/** The check result a verdict change writes: no probe region, no stale cap (it stands until changed). */
+export function resultOf(row: Pick<HeartbeatRow, 'target_id' | 'org_id'>, judgement: Judgement, durationMs = 0): CheckResultRecord {
+  return {
+    targetId: row.target_id, orgId: row.org_id, region: NO_PROBE_REGION, checkedAt: new Date(judgement.at),
+    status: judgement.status, duration_ms: durationMs, error: judgement.error,
+  };
 }
 
 const isoOrNull = (at: number | null): string | null => (at === null ? null : new Date(at).toISOString());
