@@ -19,7 +19,8 @@ export class PingRateLimiter {
   take(key: string): number {
     const now = this.clock.now().getTime();
     const bucket = this.buckets.get(key);
-    const tokens = bucket ? Math.min(this.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond) : this.burst;
+    // A wall clock stepped back refills nothing rather than draining the bucket.
+    const tokens = bucket ? Math.min(this.burst, bucket.tokens + (Math.max(0, now - bucket.at) / 1000) * this.perSecond) : this.burst;
     if (tokens < 1) {
       if (bucket) { bucket.tokens = tokens; bucket.at = now; }
       return Math.max(1, Math.ceil((1 - tokens) / this.perSecond));

@@ -54,6 +54,10 @@ describe('ping rate limit', () => {
     clock.advance(60_000);
     for (let i = 0; i < 10; i++) assert.equal(limiter.take('a'), 0, 'refilled to the burst, no further');
     assert.ok(limiter.take('a') >= 1);
+    clock.advance(5_000);
+    assert.equal(limiter.take('c'), 0);
+    clock.advance(-60_000);
+    assert.equal(limiter.take('c'), 0, 'a clock stepped back does not drain a bucket');
   });
 });
 
