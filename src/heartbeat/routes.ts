@@ -39,7 +39,8 @@ carrying it). Anything else, and an unknown or revoked token, is the same 404.
 200 \`OK\` is sent once the ping is committed. A POST body is that run's output: its first 4 KiB are kept (a failure's shows as
 the record's \`last_failure_output\`); reading stops past 256 KiB or after 10 s, and such a body keeps no output while the ping still
 counts. Each token takes 1 ping per second with a burst of 10 (all signals together); beyond it 429 \`RATE_LIMITED\` with
-\`Retry-After\`. HEAD is not a ping.
+\`Retry-After\`. HEAD is not a ping. A ping that reaches the store after a newer one of the same monitor (concurrent
+commits) is logged but judges nothing: the newest ping has the last word.
 
 While the monitor is paused or held, pings answer 200 and are logged but judge nothing: no state change, no result, no
 incident; when it runs again, a monitor pinged before gets a full period + grace.`;

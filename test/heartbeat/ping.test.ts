@@ -254,6 +254,18 @@ describe('heartbeat monitors: record and ingest', () => {
     assert.deepEqual((await results(id)).map((r) => r.status), ['up']);
   });
 
+  it('a ping older than one already applied is logged but judges nothing: the newest ping has the last word', async () => {
+    const { id, path } = await heartbeat();
+    await ping(path);
+    await ping(`${path}/fail`);
+    t.clock.advance(-MIN);
+    assert.equal((await ping(path)).statusCode, 200, 'arrived late, as from a batch that locked the row after a newer one');
+    t.clock.advance(MIN);
+    assert.deepEqual((await results(id)).map((r) => r.status), ['up', 'down'], 'still down');
+    const [late] = await t.services.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM heartbeat_pings WHERE target_id = $1 AND signal = 'success'`, [id]);
+    assert.equal(late!.n, 2, 'the late success is in the log');
+  });
+
   it('concurrent pings are all acknowledged and logged (group commit)', async () => {
     const monitors = await Promise.all(Array.from({ length: 20 }, () => heartbeat()));
     const answers = await Promise.all(monitors.flatMap(({ path }) => [ping(path), ping(`${path}/start`), ping(`${path}/0`)]));
