@@ -2,9 +2,13 @@
 // argv[2] is `bare` (node:http answering 200 "OK" to any path) or `keepwatch`, argv[3] an optional
 // PostgreSQL URL (else PGlite in a temporary directory), argv[4] the tenant's max_targets.
 // Out: `ready` with base, headers and the data dir (kept after a SIGKILL: the bench reopens the
-// PGlite store there, then removes it). In: `stop` (a graceful close, for the bare server).
+// PGlite store there, then removes it). In: `stop` (a graceful close, for the bare server);
+// `prof-start` and `prof-stop` (an inspector CPU profile of the measured window, written to `dir`).
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { startKeepwatch } from './servers.js';
 
 export interface ServerReady { type: 'ready'; base: string; headers: Record<string, string>; dataDir?: string }
@@ -32,8 +36,24 @@ async function startKeepwatchPings(databaseUrl: string | undefined, maxTargets: 
 try {
   const [kind, url, maxTargets] = process.argv.slice(2);
   const server = kind === 'bare' ? await startBarePings() : await startKeepwatchPings(url || undefined, Number(maxTargets));
-  process.on('message', (message: string) => {
+  let session: Session | null = null;
+  process.on('message', (message: string | { type: string; dir?: string }) => {
     if (message === 'stop') void server.close().then(() => process.exit(0));
+    if (typeof message !== 'object') return;
+    if (message.type === 'prof-start') {
+      session = new Session();
+      session.connect();
+      void session.post('Profiler.enable').then(() => session!.post('Profiler.start')).then(() => send({ type: 'prof-started' }));
+    }
+    if (message.type === 'prof-stop') {
+      void session!.post('Profiler.stop').then(({ profile }) => {
+        session!.disconnect();
+        mkdirSync(message.dir!, { recursive: true });
+        const path = join(message.dir!, `pings-${process.pid}.cpuprofile`);
+        writeFileSync(path, JSON.stringify(profile));
+        send({ type: 'prof-stopped', path });
+      });
+    }
   });
   send(server.ready);
 } catch (err) {

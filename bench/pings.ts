@@ -12,6 +12,7 @@ import { randomToken } from '../src/shared/ids.js';
 import { cpuMsOf, machineCpuMs } from './checks-proc.js';
 import { live, Load, nextMessage, startProcess } from './pings-procs.js';
 import type { ServerReady } from './pings-server.js';
+import { summariseProfile } from './checks-profile.js';
 import { createHeartbeats } from './pings-setup.js';
 import { verifyDurability, type Durability } from './pings-verify.js';
 import { DEFAULT_PG_URL, postgresTarget } from './servers.js';
@@ -26,6 +27,7 @@ const { values: flags } = parseArgs({
     clients: { type: 'string', default: '1' },
     'kill-after': { type: 'string', default: '2' },
     'bare-only': { type: 'boolean', default: false },
+    'cpu-prof': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -39,6 +41,7 @@ if (flags.help) {
   --clients K                    load generator processes (default 1)
   --kill-after S                 load after the window before the SIGKILL (default 2)
   --bare-only                    only the bare server (once): to see what the load generator itself reaches
+  --cpu-prof DIR                 profile the Keepwatch server over the window (inspector) and summarise; figures of a profiled run are not comparable
 `);
   process.exit(0);
 }
@@ -49,6 +52,7 @@ const MONITORS = Number(flags.monitors);
 const CONNECTIONS = Number(flags.connections);
 const CLIENTS = Number(flags.clients);
 const KILL_AFTER = Number(flags['kill-after']);
+const PROFILE_DIR = flags['cpu-prof'];
 const started = Date.now();
 const progress = (line: string) => process.stderr.write(`· ${((Date.now() - started) / 1000).toFixed(1)} s ${line}\n`);
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
@@ -126,8 +130,18 @@ async function measure(store: string, name: string, server: ChildProcess, origin
   const cpu0 = cpuMsOf(server.pid!) ?? 0;
   const machine0 = machineCpuMs();
   const pg0 = await postgresCounters(db);
+  const profiling = PROFILE_DIR !== undefined && name.startsWith('keepwatch');
+  if (profiling) {
+    server.send({ type: 'prof-start' });
+    await nextMessage(server, 'prof-started');
+  }
   await sleep(SECONDS * 1000);
   const w = await load.mark();
+  if (profiling) {
+    server.send({ type: 'prof-stop', dir: PROFILE_DIR });
+    const { path } = await nextMessage<{ path: string }>(server, 'prof-stopped');
+    process.stdout.write(`\n${name} CPU profile of the window (${path}):\n${summariseProfile(path)}\n`);
+  }
   const pg1 = await postgresCounters(db);
   const machine1 = machineCpuMs();
   const serverMs = (cpuMsOf(server.pid!) ?? cpu0) - cpu0;

@@ -1,6 +1,9 @@
 // `buildApp(services)`: the one Fastify app that `keepwatch serve` and the tests run.
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { createServer, type IncomingMessage, type RequestListener } from 'node:http';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Logger } from 'pino';
+import { answerPing, isPingRequest } from './heartbeat/ping-endpoint.js';
 import { installAuth } from './http/auth.js';
 import { installConventions } from './http/conventions.js';
 import { installErrorHandling, onFrameworkError } from './http/error-handler.js';
@@ -28,10 +31,49 @@ import { VERSION } from './version.js';
 
 export interface AppOptions { metrics?: Metrics }
 
+/** Told of every answered request; null when nothing listens. */
+type RequestObserver = ((request: { id: string; method: string; route: string; status: number; ms: number }) => void) | null;
+
+function requestObserver(log: Logger, metrics: Metrics | undefined): RequestObserver {
+  const logging = log.isLevelEnabled('info');
+  if (!logging && !metrics) return null;
+  return ({ id, method, route, status, ms }) => {
+    if (logging) log.info({ reqId: id, method, route, status, ms: Math.round(ms) }, 'request');
+    metrics?.observe(method, route, status, ms / 1000);
+  };
+}
+
+const requestIdOf = (req: IncomingMessage): string => (req.headers['x-request-id'] as string | undefined) ?? randomUUID();
+
+/**
+ * The HTTP server, as Fastify would make it, answering heartbeat pings itself (the hottest route:
+ * see ping-endpoint.ts) and handing every other request to Fastify.
+ */
+function serverAnsweringPings(services: Services, observe: RequestObserver) {
+  return (fastifyHandler: RequestListener, options: FastifyServerOptions) => {
+    const server = createServer((req, res) => {
+      if (!isPingRequest(req.method, req.url)) return fastifyHandler(req, res);
+      const id = requestIdOf(req);
+      if (observe) {
+        const started = performance.now();
+        const route = req.url!.split('?', 1)[0]!.slice('/ping/'.length).includes('/') ? '/ping/:token/:signal' : '/ping/:token';
+        res.once('finish', () => observe({ id, method: req.method!, route, status: res.statusCode, ms: performance.now() - started }));
+      }
+      void answerPing(services, req, res, id);
+    });
+    server.keepAliveTimeout = options.keepAliveTimeout!;
+    server.requestTimeout = options.requestTimeout!;
+    server.setTimeout(options.connectionTimeout!);
+    return server;
+  };
+}
+
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
+  const observe = requestObserver(services.log, options.metrics);
   const app = Fastify({
     loggerInstance: services.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
+    serverFactory: serverAnsweringPings(services, observe),
     frameworkErrors: onFrameworkError,
     trustProxy: cfg.bool(services.config, 'http.trust_proxy'),
     requestIdHeader: 'x-request-id',
@@ -43,12 +85,11 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     routerOptions: { ignoreTrailingSlash: false },
   });
   app.setValidatorCompiler(validatorCompiler);
-  if (services.log.isLevelEnabled('info')) {
+  if (observe) {
     app.addHook('onResponse', async (request, reply) => {
-      request.log.info({ method: request.method, route: request.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+      observe({ id: request.id, method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: reply.elapsedTime });
     });
   }
-  options.metrics?.instrument(app);
   installErrorHandling(app);
   installConventions(app);
   installAuth(app, services);

@@ -2,17 +2,27 @@
 // arrive while a commit is in flight wait for the next one and share its transaction; each caller
 // is answered after the commit that holds its ping, so an acknowledged ping survives a crash.
 //
-// One transaction per batch: find and lock the heartbeats by token hash (the current token, or the
-// previous one during its overlap) in one statement, judge each ping in arrival order, and save the
-// states, the ping log and any verdict-changing results in one statement each. Monitors are not
-// locked: a PATCH holds its monitor with NO KEY UPDATE, which the results' foreign keys pass.
+// The common ping (a routine one, on a heartbeat this node committed last) takes one statement: it
+// is judged against the state this node remembers, and saved with its ping log row only where the
+// heartbeat row is still the version this node wrote and its monitor and org still give the same
+// counting and timing (`saveIfUnchanged`, a compare-and-set: nodes and the sweep stay coherent
+// without locks or invalidation).
+//
+// Every other ping (an unknown or previous token, a verdict change, a lost compare-and-set) goes
+// through one transaction per batch: find and lock the heartbeats by token hash in one statement,
+// judge each ping in arrival order, and save the states, the ping log and any verdict-changing
+// results in one statement each. Monitors are not locked: a PATCH holds its monitor with NO KEY
+// UPDATE, which the results' foreign keys pass.
 import type { Logger } from 'pino';
 import type { Db, Executor } from '../db/db.js';
 import type { CheckResultRecord, ResultWriter } from '../results/index.js';
 import type { Clock } from '../shared/context.js';
 import { AppError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
-import { changeOf, COUNTING_SQL, insertPings, resultOf, saveOutputs, saveStates, type HeartbeatRow, type PingRow, type StateChange } from './store.js';
+import {
+  changeOf, COUNTING_SQL, insertPings, resultOf, saveIfUnchanged, saveOutputs, saveStates, TIMING_SQL,
+  type HeartbeatRow, type JudgedFrom, type PingRow, type StateChange,
+} from './store.js';
 import { applyPing, dueAt, type HeartbeatTiming, type PingSignal } from './verdict.js';
 
 /** A ping's answer: its id once committed, null for an unknown or revoked token. */
@@ -38,6 +48,20 @@ const LOCKED_COLUMNS = ['target_id', 'org_id', 'token_hash', 'previous_token_has
   'last_ping_at', 'last_success_at', 'last_start_at', 'run_started_at', 'last_fail_at', 'last_exit_code', 'last_fail_ping_id',
   'window_from', 'due_at', 'previous_last_used_at'] as const;
 type LockedRow = Pick<HeartbeatRow, (typeof LOCKED_COLUMNS)[number]> & HeartbeatTiming & { counting: boolean };
+/** What judging a ping reads of its heartbeat besides the state. */
+type JudgedRow = Pick<LockedRow, 'target_id' | 'org_id' | 'token_hash' | 'counting'> & HeartbeatTiming;
+
+/**
+ * A heartbeat as this node last committed it, by its current token: enough to judge a routine ping.
+ * `version` is the row's `xmin` (32 bits, so one remembered for long could meet a wrapped-around
+ * twin: an entry is trusted for an hour, far less than 2^32 transactions take); `since` is
+ * `performance.now()` at the commit.
+ */
+interface Known { row: JudgedRow; saved: StateChange; version: string; since: number }
+
+/** Heartbeats remembered; past this the least recently pinged are forgotten (about 300 bytes each). */
+const KNOWN_MAX = 100_000;
+const KNOWN_FOR_MS = 3_600_000;
 
 export class PingIngest {
   private queue: Op[] = [];
@@ -46,11 +70,14 @@ export class PingIngest {
   private readonly maxBatch: number;
   private readonly maxQueued: number;
   private readonly maxInflight: number;
+  private readonly known = new Map<string, Known>();
+  /** Pings committed by each path: for the benchmark and the tests. */
+  readonly committedBy = { compareAndSet: 0, lock: 0 };
 
   constructor(private readonly deps: { db: Db; results: ResultWriter; clock: Clock; log: Logger }, options: IngestOptions = {}) {
     this.maxBatch = options.maxBatch ?? 1_000;
     this.maxQueued = options.maxQueued ?? 20_000;
-    this.maxInflight = options.maxInflight ?? (deps.db.kind === 'pg' ? 4 : 1);
+    this.maxInflight = options.maxInflight ?? (deps.db.kind === 'pg' ? 2 : 1);
   }
 
   /** Resolves once the ping (by its token's hash) is committed, or known to match no ping URL. */
@@ -100,22 +127,78 @@ export class PingIngest {
 
   private async run(batch: Op[]): Promise<void> {
     try {
-      const outcomes = await this.deps.db.transaction((tx) => this.commit(tx, batch));
-      batch.forEach((op, i) => (op.kind === 'ping' ? op.settle(outcomes[i] ?? null) : op.settle()));
+      const rest = await this.commitKnown(batch);
+      if (rest.length === 0) return;
+      const { outcomes, committed } = await this.deps.db.transaction((tx) => this.commit(tx, rest));
+      const since = performance.now();
+      for (const known of committed) this.remember({ ...known, since });
+      rest.forEach((op, i) => (op.kind === 'ping' ? op.settle(outcomes[i] ?? null) : op.settle()));
+      this.committedBy.lock += outcomes.filter(Boolean).length;
     } catch (err) {
       this.deps.log.error({ err, ops: batch.length }, 'heartbeat ping batch failed');
+      // Ops already answered ignore this.
       for (const op of batch) op.fail(err);
     }
   }
 
-  /** The outcome of each op of `batch`, by position (outputs have none). */
-  private async commit(tx: Executor, batch: readonly Op[]): Promise<PingOutcome[]> {
+  private remember(known: Known): void {
+    this.known.delete(known.row.token_hash);
+    this.known.set(known.row.token_hash, known);
+    if (this.known.size > KNOWN_MAX) this.known.delete(this.known.keys().next().value!);
+  }
+
+  /**
+   * Judges and saves, in one statement, the pings on heartbeats this node knows, except those whose
+   * verdict changes (a result belongs in the locked transaction). Answers the pings it saved; returns
+   * the ops left, in arrival order.
+   */
+  private async commitKnown(batch: readonly Op[]): Promise<Op[]> {
+    const trustedSince = performance.now() - KNOWN_FOR_MS;
+    const byToken = new Map<string, { known: Known; ops: PingOp[] }>();
+    for (const op of batch) {
+      if (op.kind !== 'ping') continue;
+      const group = byToken.get(op.tokenHash);
+      const known = group ? undefined : this.known.get(op.tokenHash);
+      if (group) group.ops.push(op);
+      else if (known && known.since > trustedSince) byToken.set(op.tokenHash, { known, ops: [op] });
+    }
+    const groups: Array<{ row: JudgedRow; ops: PingOp[]; judged: JudgedFrom }> = [];
+    const logged: PingRow[] = [];
+    for (const { known: { row, saved, version }, ops } of byToken.values()) {
+      const change: StateChange = { ...saved, state: { ...saved.state } };
+      const pings = ops.map((op) => judge(row, change, op));
+      if (pings.some((p) => p.result)) continue;
+      groups.push({ row, ops, judged: { targetId: row.target_id, version, counting: row.counting, timing: row, now: change } });
+      logged.push(...pings.map((p) => p.logged));
+    }
+    if (groups.length === 0) return [...batch];
+    const saved = await saveIfUnchanged(this.deps.db, groups.map((g) => g.judged), logged);
+    const since = performance.now();
+    const answered = new Set<Op>();
+    for (const { row, ops, judged } of groups) {
+      const version = saved.get(row.target_id);
+      if (version === undefined) {
+        this.known.delete(row.token_hash);
+        continue;
+      }
+      this.remember({ row, saved: judged.now, version, since });
+      for (const op of ops) {
+        op.settle({ pingId: op.id });
+        answered.add(op);
+      }
+    }
+    this.committedBy.compareAndSet += answered.size;
+    return answered.size === 0 ? [...batch] : batch.filter((op) => !answered.has(op));
+  }
+
+  /** The outcome of each op of `batch`, by position (outputs have none), and the heartbeats as committed. */
+  private async commit(tx: Executor, batch: readonly Op[]): Promise<{ outcomes: PingOutcome[]; committed: Array<Omit<Known, 'since'>> }> {
     const pings = batch.filter((op): op is PingOp => op.kind === 'ping');
     const outcomes: PingOutcome[] = [];
     const rows = pings.length ? await lockHeartbeats(tx, pings, this.deps.clock.now()) : [];
     const byToken = new Map(rows.map((r) => [r.token_hash, r]));
     const byPrevious = new Map(rows.filter((r) => r.previous_token_hash).map((r) => [r.previous_token_hash!, r]));
-    const changes = new Map<string, StateChange>();
+    const changes = new Map<string, { row: LockedRow; change: StateChange }>();
     const logged: PingRow[] = [];
     const results: CheckResultRecord[] = [];
     for (const op of batch) {
@@ -124,30 +207,47 @@ export class PingIngest {
       const previous = byPrevious.get(op.tokenHash);
       if (!row && previous && previous.previous_expires_at! > new Date(op.at)) row = previous;
       if (!row) { outcomes.push(null); continue; }
-      const change = changes.get(row.target_id) ?? changeOf(row);
+      const change = changes.get(row.target_id)?.change ?? changeOf(row);
       if (row !== byToken.get(op.tokenHash)) change.previousLastUsedAt = op.at;
-      let runMs: number | null = null;
-      // Batches overlap: a ping older than one already applied (its batch locked the row later) is
-      // logged but judges nothing, so the newest ping always has the last word.
-      const late = change.state.lastPingAt !== null && op.at < change.state.lastPingAt;
-      if (row.counting && !late) {
-        const next = applyPing(change.state, { signal: op.signal, exitCode: op.exitCode, at: op.at });
-        change.state = next.state;
-        change.dueAt = nextDueAt(change.dueAt, next.state, row);
-        runMs = next.runMs;
-        if (op.signal === 'fail') change.lastFailPingId = op.id;
-        if (next.result) results.push(resultOf(row, next.result, runMs ?? 0));
-      }
-      changes.set(row.target_id, change);
-      logged.push({ id: op.id, targetId: row.target_id, at: op.at, signal: op.signal, exitCode: op.exitCode, runMs, counted: row.counting });
+      const judgement = judge(row, change, op);
+      if (judgement.result) results.push(judgement.result);
+      changes.set(row.target_id, { row, change });
+      logged.push(judgement.logged);
       outcomes.push({ pingId: op.id });
     }
-    await saveStates(tx, [...changes.values()]);
+    const versions = await saveStates(tx, [...changes.values()].map((c) => c.change));
     await insertPings(tx, logged);
     await saveOutputs(tx, batch.filter((op): op is OutputOp => op.kind === 'output'));
     await this.deps.results.writeNow(tx, ...results);
-    return outcomes;
+    const committed = [...changes.values()].map(({ row, change }) => ({ row: judgedRowOf(row), saved: change, version: versions.get(row.target_id)! }));
+    return { outcomes, committed };
   }
+}
+
+/** The part of a locked row a remembered heartbeat keeps. */
+const judgedRowOf = (row: LockedRow): JudgedRow => ({
+  target_id: row.target_id, org_id: row.org_id, token_hash: row.token_hash, counting: row.counting,
+  period: row.period, grace: row.grace, max_runtime: row.max_runtime,
+});
+
+/**
+ * Applies one ping to its heartbeat's pending change: the ping's log row, and the result if the
+ * verdict changed. A ping older than one already applied (overlapping batches: its batch reached the
+ * row later) is logged but judges nothing, so the newest ping always has the last word.
+ */
+function judge(row: JudgedRow, change: StateChange, op: PingOp): { logged: PingRow; result: CheckResultRecord | null } {
+  let runMs: number | null = null;
+  let result: CheckResultRecord | null = null;
+  const late = change.state.lastPingAt !== null && op.at < change.state.lastPingAt;
+  if (row.counting && !late) {
+    const next = applyPing(change.state, { signal: op.signal, exitCode: op.exitCode, at: op.at });
+    change.state = next.state;
+    change.dueAt = nextDueAt(change.dueAt, next.state, row);
+    runMs = next.runMs;
+    if (op.signal === 'fail') change.lastFailPingId = op.id;
+    if (next.result) result = resultOf(row, next.result, runMs ?? 0);
+  }
+  return { logged: { id: op.id, targetId: row.target_id, at: op.at, signal: op.signal, exitCode: op.exitCode, runMs, counted: row.counting }, result };
 }
 
 /**
@@ -163,10 +263,7 @@ function nextDueAt(stored: number | null, state: Parameters<typeof dueAt>[0], ti
 async function lockHeartbeats(tx: Executor, pings: readonly PingOp[], now: Date): Promise<LockedRow[]> {
   const hashes = [...new Set(pings.map((p) => p.tokenHash))];
   return tx.query<LockedRow>(
-    `SELECT ${LOCKED_COLUMNS.map((c) => `h.${c}`).join(', ')},
-       (t.check_spec->>'period')::bigint::float8 AS period, (t.check_spec->>'grace')::bigint::float8 AS grace,
-       (t.check_spec->>'max_runtime')::bigint::float8 AS max_runtime,
-       ${COUNTING_SQL} AS counting
+    `SELECT ${LOCKED_COLUMNS.map((c) => `h.${c}`).join(', ')}, ${TIMING_SQL}, ${COUNTING_SQL} AS counting
        FROM heartbeats h JOIN targets t ON t.id = h.target_id JOIN orgs o ON o.id = t.org_id
       WHERE h.token_hash = ANY($1::text[]) OR (h.previous_token_hash = ANY($1::text[]) AND h.previous_expires_at > $2)
       ORDER BY h.target_id FOR UPDATE OF h`, [hashes, now], { prepared: 'heartbeat_lock' });

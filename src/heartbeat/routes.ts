@@ -3,33 +3,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { cfg } from '../config/load.js';
 import { addRoute, IdParams } from '../http/route.js';
 import type { Services } from '../services.js';
-import { AppError } from '../shared/errors.js';
-import { readOutput } from './output.js';
-import { pingTokenHash } from './ping-tokens.js';
+import { answerPing } from './ping-endpoint.js';
 import { HeartbeatRecord, PingParams, RotateBody } from './schema.js';
 import { getHeartbeatRecord, revokePreviousUrl, rotateHeartbeat, type HeartbeatCtx } from './service.js';
-import { signalOfExitCode, type PingSignal } from './verdict.js';
 
 const TAGS = ['heartbeat'];
 
 /** `OK` as text/plain (Fastify takes a response schema per content type in this shape). */
 const PingAnswer = { description: 'The ping is committed.', content: { 'text/plain': { schema: Type.String({ enum: ['OK\n'] }) } } } as unknown as TSchema;
-
-/** A well-formed ping token: 32 random bytes in base64url. Anything else cannot match one. */
-const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/;
-const EXIT_CODE_RE = /^(0|[1-9][0-9]{0,2})$/;
-
-/** Unknown token, revoked token, unknown segment: one answer, the same as an unknown route's. */
-const noSuchPingUrl = (): AppError => new AppError(404, 'NOT_FOUND', 'route not found');
-
-/** The signal a path segment names; null for one the endpoint does not know. */
-export function parseSignal(segment: string | undefined): { signal: PingSignal; exitCode: number | null } | null {
-  if (segment === undefined || segment === 'success') return { signal: 'success', exitCode: null };
-  if (segment === 'start' || segment === 'fail') return { signal: segment, exitCode: null };
-  if (!EXIT_CODE_RE.test(segment)) return null;
-  const code = Number(segment);
-  return code <= 255 ? { signal: signalOfExitCode(code), exitCode: code } : null;
-}
 
 const PING_DESCRIPTION = `Called by the job on every run, with GET or POST, no authentication. The path after the token:
 none or \`/success\` (a clean finish: clears a failure, restarts the silence clock), \`/start\` (a run began; pairs with the finish
@@ -81,26 +62,14 @@ export function registerHeartbeatRoutes(app: FastifyInstance, services: Services
     },
   });
 
-  // The ping routes read their own body (after the ping is on its way), so their scope parses none.
+  // The HTTP server answers pings before Fastify (ping-endpoint.ts); these routes document them and
+  // answer `inject`, through the same function. They read their own body, so their scope parses none.
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
-    const handler = async (request: FastifyRequest<{ Params: { token: string; signal?: string } }>, reply: FastifyReply) => {
-      const signal = parseSignal(request.params.signal);
-      if (!signal || !TOKEN_RE.test(request.params.token)) throw noSuchPingUrl();
-      const tokenHash = pingTokenHash(request.params.token);
-      const waitSecs = services.pingLimiter.take(tokenHash);
-      if (waitSecs) throw new AppError(429, 'RATE_LIMITED', 'this ping URL takes 1 ping per second (burst 10)', { retryAfter: waitSecs });
-      const body = request.method === 'POST' ? readOutput(request.raw) : null;
-      const outcome = await services.pings.ping(tokenHash, signal.signal, signal.exitCode);
-      if (!outcome) throw noSuchPingUrl();
-      if (body) {
-        const { output, complete } = await body;
-        // An unread rest of the body cannot be skipped on a kept-alive connection.
-        if (!complete) reply.header('connection', 'close');
-        if (output) await services.pings.output(outcome.pingId, output);
-      }
-      return reply.type('text/plain; charset=utf-8').send('OK\n');
+    const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+      reply.hijack();
+      await answerPing(services, request.raw, reply.raw, request.id);
     };
     for (const [method, url] of (['GET', 'POST'] as const).flatMap((m) => [[m, '/ping/:token'], [m, '/ping/:token/:signal']] as const)) {
       addRoute(scope, {

@@ -1,5 +1,6 @@
 // The heartbeat row as the ingest, the sweep and the record read it, and the statements that save
 // a batch of changed states and pings at once (one statement each, whatever the batch size).
+import { pgArray, type ArrayElement } from '../db/arrays.js';
 import type { Executor } from '../db/db.js';
 import { NO_PROBE_REGION, type CheckResultRecord } from '../results/index.js';
 import type { HeartbeatState, HeartbeatStatus, HeartbeatTiming, Judgement, PingSignal } from './verdict.js';
@@ -71,27 +72,45 @@ export function resultOf(row: Pick<HeartbeatRow, 'target_id' | 'org_id'>, judgem
   };
 }
 
-const isoOrNull = (at: number | null): string | null => (at === null ? null : new Date(at).toISOString());
+/**
+ * A batch goes to a statement as one array per column, read back with `unnest`: far cheaper to build
+ * and to parse than JSON objects. Times travel as epoch ms and become timestamps in the statement.
+ */
+type Column<T> = readonly [name: string, type: 'text' | 'uuid' | 'xid' | 'smallint' | 'integer' | 'boolean' | 'float8' | 'ms', value: (item: T) => ArrayElement];
 
-/** Saves each heartbeat's new state in one statement. */
-export async function saveStates(tx: Executor, changes: readonly StateChange[]): Promise<void> {
-  if (changes.length === 0) return;
-  const rows = changes.map(({ targetId, state: s, dueAt, lastFailPingId, previousLastUsedAt }) => ({
-    target_id: targetId, status: s.status, first_ping_at: isoOrNull(s.firstPingAt), last_ping_at: isoOrNull(s.lastPingAt),
-    last_success_at: isoOrNull(s.lastSuccessAt), last_start_at: isoOrNull(s.lastStartAt), run_started_at: isoOrNull(s.runStartedAt),
-    last_fail_at: isoOrNull(s.lastFailAt), last_exit_code: s.lastExitCode, window_from: isoOrNull(s.windowFrom), due_at: isoOrNull(dueAt),
-    last_fail_ping_id: lastFailPingId, previous_last_used_at: isoOrNull(previousLastUsedAt),
-  }));
-  await tx.query(
-    `UPDATE heartbeats h SET status = r.status, first_ping_at = r.first_ping_at, last_ping_at = r.last_ping_at,
-       last_success_at = r.last_success_at, last_start_at = r.last_start_at, run_started_at = r.run_started_at,
-       last_fail_at = r.last_fail_at, last_exit_code = r.last_exit_code, window_from = r.window_from, due_at = r.due_at,
-       last_fail_ping_id = r.last_fail_ping_id, previous_last_used_at = r.previous_last_used_at
-     FROM jsonb_to_recordset($1::jsonb) AS r(target_id uuid, status text, first_ping_at timestamptz, last_ping_at timestamptz,
-       last_success_at timestamptz, last_start_at timestamptz, run_started_at timestamptz, last_fail_at timestamptz,
-       last_exit_code smallint, window_from timestamptz, due_at timestamptz, last_fail_ping_id uuid, previous_last_used_at timestamptz)
-     WHERE h.target_id = r.target_id`,
-    [JSON.stringify(rows)], { prepared: 'heartbeat_save_states' });
+const arraysOf = <T>(columns: ReadonlyArray<Column<T>>, items: readonly T[]): string[] =>
+  columns.map(([, , value]) => pgArray(items.map(value)));
+/** `unnest($n::type[], ...) AS alias(names)`, its parameters numbered from `first`. */
+const unnestOf = <T>(columns: ReadonlyArray<Column<T>>, alias: string, first = 1): string =>
+  `unnest(${columns.map(([, type], i) => `$${first + i}::${type === 'ms' ? 'float8' : type}[]`).join(', ')}) AS ${alias}(${columns.map(([name]) => name).join(', ')})`;
+/** Each column's value as stored, read from `alias`. */
+const valueOf = (alias: string, [name, type]: Column<never>): string => (type === 'ms' ? `to_timestamp(${alias}.${name} / 1000)` : `${alias}.${name}`);
+
+/** The columns the rule reads and writes. */
+const JUDGED: ReadonlyArray<Column<StateChange>> = [
+  ['status', 'text', (c) => c.state.status], ['first_ping_at', 'ms', (c) => c.state.firstPingAt], ['last_ping_at', 'ms', (c) => c.state.lastPingAt],
+  ['last_success_at', 'ms', (c) => c.state.lastSuccessAt], ['last_start_at', 'ms', (c) => c.state.lastStartAt],
+  ['run_started_at', 'ms', (c) => c.state.runStartedAt], ['last_fail_at', 'ms', (c) => c.state.lastFailAt],
+  ['last_exit_code', 'smallint', (c) => c.state.lastExitCode], ['window_from', 'ms', (c) => c.state.windowFrom], ['due_at', 'ms', (c) => c.dueAt],
+  ['last_fail_ping_id', 'uuid', (c) => c.lastFailPingId],
+];
+const setJudged = (alias: string): string => JUDGED.map((column) => `${column[0]} = ${valueOf(alias, column)}`).join(', ');
+
+const SAVED: ReadonlyArray<Column<StateChange>> = [
+  ['target_id', 'uuid', (c) => c.targetId], ...JUDGED, ['previous_last_used_at', 'ms', (c) => c.previousLastUsedAt],
+];
+const SAVE_STATES_SQL = `UPDATE heartbeats h SET ${setJudged('r')}, previous_last_used_at = ${valueOf('r', SAVED.at(-1)!)}
+  FROM ${unnestOf(SAVED, 'r')} WHERE h.target_id = r.target_id
+  RETURNING h.target_id, h.xmin::text AS version`;
+
+/**
+ * Saves each heartbeat's new state in one statement. Returns each row's version as saved (`xmin`,
+ * the id of the transaction that wrote it), valid once this transaction commits.
+ */
+export async function saveStates(tx: Executor, changes: readonly StateChange[]): Promise<Map<string, string>> {
+  if (changes.length === 0) return new Map();
+  const saved = await tx.query<{ target_id: string; version: string }>(SAVE_STATES_SQL, arraysOf(SAVED, changes), { prepared: 'heartbeat_save_states' });
+  return new Map(saved.map((r) => [r.target_id, r.version]));
 }
 
 export interface PingRow {
@@ -104,16 +123,63 @@ export interface PingRow {
   counted: boolean;
 }
 
+const PINGS: ReadonlyArray<Column<PingRow>> = [
+  ['id', 'uuid', (p) => p.id], ['target_id', 'uuid', (p) => p.targetId], ['received_at', 'ms', (p) => p.at], ['signal', 'text', (p) => p.signal],
+  ['exit_code', 'smallint', (p) => p.exitCode], ['run_ms', 'integer', (p) => p.runMs], ['counted', 'boolean', (p) => p.counted],
+];
+const INSERT_PINGS_SQL = `INSERT INTO heartbeat_pings (${PINGS.map(([name]) => name).join(', ')})
+  SELECT ${PINGS.map((column) => valueOf('p', column)).join(', ')} FROM ${unnestOf(PINGS, 'p')}`;
+
 export async function insertPings(tx: Executor, pings: readonly PingRow[]): Promise<void> {
   if (pings.length === 0) return;
-  const rows = pings.map((p) => ({
-    id: p.id, target_id: p.targetId, received_at: new Date(p.at).toISOString(), signal: p.signal, exit_code: p.exitCode, run_ms: p.runMs, counted: p.counted,
-  }));
-  await tx.query(
-    `INSERT INTO heartbeat_pings (id, target_id, received_at, signal, exit_code, run_ms, counted)
-     SELECT id, target_id, received_at, signal, exit_code, run_ms, counted
-       FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, target_id uuid, received_at timestamptz, signal text, exit_code smallint, run_ms integer, counted boolean)`,
-    [JSON.stringify(rows)], { prepared: 'heartbeat_insert_pings' });
+  await tx.query(INSERT_PINGS_SQL, arraysOf(PINGS, pings), { prepared: 'heartbeat_insert_pings' });
+}
+
+const TIMING = {
+  period: "(t.check_spec->>'period')::bigint::float8",
+  grace: "(t.check_spec->>'grace')::bigint::float8",
+  max_runtime: "(t.check_spec->>'max_runtime')::bigint::float8",
+};
+/** A heartbeat's timing from its monitor's check, over `targets t`, in the shape of `HeartbeatTiming`. */
+export const TIMING_SQL = Object.entries(TIMING).map(([name, sql]) => `${sql} AS ${name}`).join(', ');
+
+/** A new state judged from a heartbeat's row at `version`, with the monitor's counting and timing it read. */
+export interface JudgedFrom {
+  targetId: string;
+  version: string;
+  counting: boolean;
+  timing: HeartbeatTiming;
+  now: StateChange;
+}
+
+const JUDGED_FROM: ReadonlyArray<Column<JudgedFrom>> = [
+  ['target_id', 'uuid', (j) => j.targetId], ['version', 'xid', (j) => j.version], ['counting', 'boolean', (j) => j.counting],
+  ['period', 'float8', (j) => j.timing.period], ['grace', 'float8', (j) => j.timing.grace], ['max_runtime', 'float8', (j) => j.timing.max_runtime ?? null],
+  ...JUDGED.map(([name, type, value]): Column<JudgedFrom> => [name, type, (j) => value(j.now)]),
+];
+const SAVE_IF_UNCHANGED_SQL = `WITH saved AS (
+    UPDATE heartbeats h SET ${setJudged('s')}
+      FROM ${unnestOf(JUDGED_FROM, 's')}, targets t, orgs o
+     WHERE h.target_id = s.target_id AND h.xmin = s.version AND t.id = h.target_id AND o.id = t.org_id
+       AND (${COUNTING_SQL}, ${Object.values(TIMING).join(', ')}) IS NOT DISTINCT FROM (s.counting, s.period, s.grace, s.max_runtime)
+    RETURNING h.target_id, h.xmin::text AS version),
+  logged AS (
+    INSERT INTO heartbeat_pings (${PINGS.map(([name]) => name).join(', ')})
+    SELECT ${PINGS.map((column) => valueOf('p', column)).join(', ')} FROM ${unnestOf(PINGS, 'p', JUDGED_FROM.length + 1)}
+     WHERE p.target_id IN (SELECT target_id FROM saved))
+  SELECT target_id, version FROM saved`;
+
+/**
+ * Compare-and-set: saves each new state, and the pings judged into it, only where the heartbeat row
+ * is still the version the judgement read (any write since, the sweep's, a rotation's or another
+ * node's, gives the row a new `xmin`) and its monitor and org still give the same counting and
+ * timing; in one statement that is its own transaction. Returns the new version of each heartbeat
+ * saved; the others' pings are not logged, and must be judged again under the row lock.
+ */
+export async function saveIfUnchanged(db: Executor, judged: readonly JudgedFrom[], pings: readonly PingRow[]): Promise<Map<string, string>> {
+  const saved = await db.query<{ target_id: string; version: string }>(
+    SAVE_IF_UNCHANGED_SQL, [...arraysOf(JUDGED_FROM, judged), ...arraysOf(PINGS, pings)], { prepared: 'heartbeat_save_if_unchanged' });
+  return new Map(saved.map((r) => [r.target_id, r.version]));
 }
 
 /** Attaches each run's output (a POST body) to its ping. */

@@ -14,13 +14,10 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry, prefix: 'keepwatch_' });
   }
 
-  /** Records every request of `app` under its route pattern (never the raw URL: ids would explode the label set). */
-  instrument(app: FastifyInstance): void {
-    app.addHook('onResponse', async (request, reply) => {
-      const route = request.routeOptions.url ?? 'unmatched';
-      this.requests.inc({ method: request.method, route, status: reply.statusCode });
-      this.latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
-    });
+  /** Records one answered request under its route pattern (never the raw URL: ids would explode the label set). */
+  observe(method: string, route: string, status: number, seconds: number): void {
+    this.requests.inc({ method, route, status });
+    this.latency.observe({ method, route }, seconds);
   }
 
   server(): FastifyInstance {

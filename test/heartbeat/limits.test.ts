@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { cadenceOf } from '../../src/heartbeat/cadence.js';
 import { outputText, readOutput } from '../../src/heartbeat/output.js';
 import { PingRateLimiter } from '../../src/heartbeat/rate-limit.js';
-import { parseSignal } from '../../src/heartbeat/routes.js';
+import { parseSignal } from '../../src/heartbeat/ping-endpoint.js';
 import { TestClock } from '../helpers/app.js';
 
 const MIN = 60_000;
