@@ -59,7 +59,7 @@ type JudgedRow = Pick<LockedRow, 'target_id' | 'org_id' | 'token_hash' | 'counti
  */
 interface Known { row: JudgedRow; saved: StateChange; version: string; since: number }
 
-/** Heartbeats remembered; past this the least recently pinged are forgotten (about 300 bytes each). */
+/** Heartbeats remembered; past this the first remembered are forgotten (about 300 bytes each). */
 const KNOWN_MAX = 100_000;
 const KNOWN_FOR_MS = 3_600_000;
 
@@ -142,7 +142,6 @@ export class PingIngest {
   }
 
   private remember(known: Known): void {
-    this.known.delete(known.row.token_hash);
     this.known.set(known.row.token_hash, known);
     if (this.known.size > KNOWN_MAX) this.known.delete(this.known.keys().next().value!);
   }
@@ -162,26 +161,29 @@ export class PingIngest {
       if (group) group.ops.push(op);
       else if (known && known.since > trustedSince) byToken.set(op.tokenHash, { known, ops: [op] });
     }
-    const groups: Array<{ row: JudgedRow; ops: PingOp[]; judged: JudgedFrom }> = [];
+    const groups: Array<{ known: Known; ops: PingOp[]; judged: JudgedFrom }> = [];
     const logged: PingRow[] = [];
-    for (const { known: { row, saved, version }, ops } of byToken.values()) {
+    for (const { known, ops } of byToken.values()) {
+      const { row, saved, version } = known;
       const change: StateChange = { ...saved, state: { ...saved.state } };
       const pings = ops.map((op) => judge(row, change, op));
       if (pings.some((p) => p.result)) continue;
-      groups.push({ row, ops, judged: { targetId: row.target_id, version, counting: row.counting, timing: row, now: change } });
+      groups.push({ known, ops, judged: { targetId: row.target_id, version, counting: row.counting, timing: row, now: change } });
       logged.push(...pings.map((p) => p.logged));
     }
     if (groups.length === 0) return [...batch];
-    const saved = await saveIfUnchanged(this.deps.db, groups.map((g) => g.judged), logged);
+    const { version, lost } = await saveIfUnchanged(this.deps.db, groups.map((g) => g.judged), logged);
     const since = performance.now();
     const answered = new Set<Op>();
-    for (const { row, ops, judged } of groups) {
-      const version = saved.get(row.target_id);
-      if (version === undefined) {
-        this.known.delete(row.token_hash);
+    for (const { known, ops, judged } of groups) {
+      if (version === null || lost.has(known.row.target_id)) {
+        this.known.delete(known.row.token_hash);
         continue;
       }
-      this.remember({ row, saved: judged.now, version, since });
+      // In place: the common ping allocates no entry.
+      known.saved = judged.now;
+      known.version = version;
+      known.since = since;
       for (const op of ops) {
         op.settle({ pingId: op.id });
         answered.add(op);
@@ -215,11 +217,11 @@ export class PingIngest {
       logged.push(judgement.logged);
       outcomes.push({ pingId: op.id });
     }
-    const versions = await saveStates(tx, [...changes.values()].map((c) => c.change));
+    const version = await saveStates(tx, [...changes.values()].map((c) => c.change));
     await insertPings(tx, logged);
     await saveOutputs(tx, batch.filter((op): op is OutputOp => op.kind === 'output'));
     await this.deps.results.writeNow(tx, ...results);
-    const committed = [...changes.values()].map(({ row, change }) => ({ row: judgedRowOf(row), saved: change, version: versions.get(row.target_id)! }));
+    const committed = [...changes.values()].map(({ row, change }) => ({ row: judgedRowOf(row), saved: change, version: version! }));
     return { outcomes, committed };
   }
 }

@@ -99,18 +99,21 @@ const setJudged = (alias: string): string => JUDGED.map((column) => `${column[0]
 const SAVED: ReadonlyArray<Column<StateChange>> = [
   ['target_id', 'uuid', (c) => c.targetId], ...JUDGED, ['previous_last_used_at', 'ms', (c) => c.previousLastUsedAt],
 ];
-const SAVE_STATES_SQL = `UPDATE heartbeats h SET ${setJudged('r')}, previous_last_used_at = ${valueOf('r', SAVED.at(-1)!)}
-  FROM ${unnestOf(SAVED, 'r')} WHERE h.target_id = r.target_id
-  RETURNING h.target_id, h.xmin::text AS version`;
+// Every row a transaction writes carries its id as `xmin`: one version for the whole batch.
+const SAVE_STATES_SQL = `WITH saved AS (
+    UPDATE heartbeats h SET ${setJudged('r')}, previous_last_used_at = ${valueOf('r', SAVED.at(-1)!)}
+      FROM ${unnestOf(SAVED, 'r')} WHERE h.target_id = r.target_id
+    RETURNING h.xmin)
+  SELECT (SELECT xmin::text FROM saved LIMIT 1) AS version`;
 
 /**
- * Saves each heartbeat's new state in one statement. Returns each row's version as saved (`xmin`,
- * the id of the transaction that wrote it), valid once this transaction commits.
+ * Saves each heartbeat's new state in one statement. Returns the rows' version as saved (`xmin`, the
+ * id of the transaction that wrote them), valid once this transaction commits.
  */
-export async function saveStates(tx: Executor, changes: readonly StateChange[]): Promise<Map<string, string>> {
-  if (changes.length === 0) return new Map();
-  const saved = await tx.query<{ target_id: string; version: string }>(SAVE_STATES_SQL, arraysOf(SAVED, changes), { prepared: 'heartbeat_save_states' });
-  return new Map(saved.map((r) => [r.target_id, r.version]));
+export async function saveStates(tx: Executor, changes: readonly StateChange[]): Promise<string | null> {
+  if (changes.length === 0) return null;
+  const [row] = await tx.query<{ version: string | null }>(SAVE_STATES_SQL, arraysOf(SAVED, changes), { prepared: 'heartbeat_save_states' });
+  return row!.version;
 }
 
 export interface PingRow {
@@ -157,29 +160,32 @@ const JUDGED_FROM: ReadonlyArray<Column<JudgedFrom>> = [
   ['period', 'float8', (j) => j.timing.period], ['grace', 'float8', (j) => j.timing.grace], ['max_runtime', 'float8', (j) => j.timing.max_runtime ?? null],
   ...JUDGED.map(([name, type, value]): Column<JudgedFrom> => [name, type, (j) => value(j.now)]),
 ];
-const SAVE_IF_UNCHANGED_SQL = `WITH saved AS (
+const SAVE_IF_UNCHANGED_SQL = `WITH s AS (SELECT * FROM ${unnestOf(JUDGED_FROM, 's')}),
+  saved AS (
     UPDATE heartbeats h SET ${setJudged('s')}
-      FROM ${unnestOf(JUDGED_FROM, 's')}, targets t, orgs o
+      FROM s, targets t, orgs o
      WHERE h.target_id = s.target_id AND h.xmin = s.version AND t.id = h.target_id AND o.id = t.org_id
        AND (${COUNTING_SQL}, ${Object.values(TIMING).join(', ')}) IS NOT DISTINCT FROM (s.counting, s.period, s.grace, s.max_runtime)
-    RETURNING h.target_id, h.xmin::text AS version),
+    RETURNING h.target_id, h.xmin),
   logged AS (
     INSERT INTO heartbeat_pings (${PINGS.map(([name]) => name).join(', ')})
     SELECT ${PINGS.map((column) => valueOf('p', column)).join(', ')} FROM ${unnestOf(PINGS, 'p', JUDGED_FROM.length + 1)}
      WHERE p.target_id IN (SELECT target_id FROM saved))
-  SELECT target_id, version FROM saved`;
+  SELECT (SELECT xmin::text FROM saved LIMIT 1) AS version,
+    array(SELECT target_id FROM s WHERE target_id NOT IN (SELECT target_id FROM saved)) AS lost`;
 
 /**
  * Compare-and-set: saves each new state, and the pings judged into it, only where the heartbeat row
  * is still the version the judgement read (any write since, the sweep's, a rotation's or another
  * node's, gives the row a new `xmin`) and its monitor and org still give the same counting and
- * timing; in one statement that is its own transaction. Returns the new version of each heartbeat
- * saved; the others' pings are not logged, and must be judged again under the row lock.
+ * timing; in one statement that is its own transaction. Returns the saved rows' new version and the
+ * heartbeats not saved (whose pings are not logged, and must be judged again under the row lock).
+ * One row comes back whatever the batch size: reading results costs, on PGlite most of all.
  */
-export async function saveIfUnchanged(db: Executor, judged: readonly JudgedFrom[], pings: readonly PingRow[]): Promise<Map<string, string>> {
-  const saved = await db.query<{ target_id: string; version: string }>(
+export async function saveIfUnchanged(db: Executor, judged: readonly JudgedFrom[], pings: readonly PingRow[]): Promise<{ version: string | null; lost: Set<string> }> {
+  const [row] = await db.query<{ version: string | null; lost: string[] }>(
     SAVE_IF_UNCHANGED_SQL, [...arraysOf(JUDGED_FROM, judged), ...arraysOf(PINGS, pings)], { prepared: 'heartbeat_save_if_unchanged' });
-  return new Map(saved.map((r) => [r.target_id, r.version]));
+  return { version: row!.version, lost: new Set(row!.lost) };
 }
 
 /** Attaches each run's output (a POST body) to its ping. */

@@ -273,4 +273,18 @@ describe('heartbeat monitors: record and ingest', () => {
     const [row] = await t.services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM heartbeat_pings WHERE target_id = ANY($1::uuid[])', [monitors.map((m) => m.id)]);
     assert.equal(row!.n, 60);
   });
+
+  it("deleting a heartbeat monitor takes its ping log with it; other monitors' pings stay", async () => {
+    const [gone, kept] = await Promise.all([heartbeat(), heartbeat()]);
+    for (const { path } of [gone, kept]) {
+      await ping(path);
+      await ping(path, 'POST', 'the run\'s output');
+    }
+    const logged = async (id: string) => (await t.services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM heartbeat_pings WHERE target_id = $1', [id]))[0]!.n;
+    assert.equal(await logged(gone.id), 2);
+    assert.equal((await api('DELETE', `/api/v1/targets/${gone.id}`)).statusCode, 204);
+    assert.equal(await logged(gone.id), 0);
+    assert.equal(await logged(kept.id), 2);
+    assert.equal((await ping(gone.path)).statusCode, 404);
+  });
 });
