@@ -59,7 +59,7 @@ type JudgedRow = Pick<LockedRow, 'target_id' | 'org_id' | 'token_hash' | 'counti
  */
 interface Known { row: JudgedRow; saved: StateChange; version: string; since: number }
 
-/** Heartbeats remembered; past this the first remembered are forgotten (about 300 bytes each). */
+/** Heartbeats remembered; past this the first remembered are forgotten (a few hundred bytes each). */
 const KNOWN_MAX = 100_000;
 const KNOWN_FOR_MS = 3_600_000;
 
