@@ -6,6 +6,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import pino from 'pino';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type ConfigValue } from '../../src/config/load.js';
+import type { Metrics } from '../../src/http/metrics.js';
 import { createServices, type Services } from '../../src/services.js';
 import type { Clock } from '../../src/shared/context.js';
 import { createTestStore, type TestStore } from './store.js';
@@ -35,6 +36,8 @@ export interface TestAppOptions {
   config?: Record<string, ConfigValue | undefined>;
   /** Reuse a store (two nodes on one database). */
   store?: TestStore;
+  /** Prometheus metrics, as `serve` passes them when `metrics.enabled`. */
+  metrics?: Metrics;
   /** Mount probe routes on the real app before it starts (e.g. a scoped or nested-body route). */
   extraRoutes?: (app: FastifyInstance, services: Services) => void;
 }
@@ -57,7 +60,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const store = options.store ?? (await createTestStore());
   const clock = new TestClock();
   const services = await createServices(config, { db: store.db, clock, log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
-  const app = await buildApp(services);
+  const app = await buildApp(services, { metrics: options.metrics });
   options.extraRoutes?.(app, services);
   await app.ready();
   return {
