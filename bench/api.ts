@@ -3,6 +3,7 @@
 // Each server runs in a fresh process of its own; the load generator runs in another (bench/load.ts).
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { summariseProfile } from './checks-profile.js';
 import { loadGenerator, runLoad, type LoadResult } from './load.js';
 import { DEFAULT_PG_URL, postgresTarget } from './servers.js';
 
@@ -16,7 +17,7 @@ const ONLY = new Set((process.env.BENCH_ONLY ?? 'bare,pglite,postgres').split(',
  * runs last meets a warmer machine, and a fixed order charged that to one server.
  */
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2));
-/** A directory: the server processes write CPU profiles there (`node --cpu-prof`). */
+/** A directory: each server process writes an inspector CPU profile of its measured window there, summarised on stdout. */
 const PROFILE_DIR = process.env.BENCH_CPU_PROF_DIR;
 const SERVER_PROCESS = fileURLToPath(new URL('./server-process.ts', import.meta.url));
 
@@ -27,7 +28,9 @@ interface Measured extends LoadResult {
 
 interface Row { name: string; result: Measured }
 
-type Reply = { type: 'ready'; url: string; headers: Record<string, string> } | { type: 'cpu'; usage: NodeJS.CpuUsage } | { type: 'error'; message: string };
+type Reply =
+  | { type: 'ready'; url: string; headers: Record<string, string> } | { type: 'cpu'; usage: NodeJS.CpuUsage }
+  | { type: 'prof-started' } | { type: 'prof-stopped'; path: string } | { type: 'error'; message: string };
 
 function nextMessage(child: ChildProcess): Promise<Reply> {
   return new Promise((resolve, reject) => {
@@ -50,17 +53,25 @@ async function cpuOf(child: ChildProcess): Promise<NodeJS.CpuUsage> {
 
 /** Starts `kind` in its own process, warms it up, then measures it. */
 async function benchServer(kind: 'bare' | 'keepwatch', databaseUrl?: string): Promise<Measured> {
-  const execArgv = ['--import', 'tsx', ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [])];
-  const child = fork(SERVER_PROCESS, [kind, databaseUrl ?? ''], { execArgv, stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
+  const child = fork(SERVER_PROCESS, [kind, databaseUrl ?? ''], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
   child.stderr!.resume(); // Fastify deprecation notices and the like are not bench output.
   try {
     const ready = await nextMessage(child);
     if (ready.type !== 'ready') throw new Error(`expected ready, got ${ready.type}`);
     const load = { url: ready.url, headers: ready.headers, connections: CONNECTIONS };
     await runLoad({ ...load, durationSecs: WARMUP_SECS });
+    if (PROFILE_DIR) {
+      child.send('prof-start');
+      await nextMessage(child);
+    }
     const before = await cpuOf(child);
     const result = await runLoad({ ...load, durationSecs: DURATION_SECS });
     const after = await cpuOf(child);
+    if (PROFILE_DIR) {
+      child.send({ type: 'prof-stop', dir: PROFILE_DIR });
+      const stopped = await nextMessage(child);
+      if (stopped.type === 'prof-stopped') process.stdout.write(`\n${kind}${databaseUrl ? ' (PostgreSQL)' : ''}: ${stopped.path}\n${summariseProfile(stopped.path, 30)}\n`);
+    }
     if (result.non2xx || result.errors) throw new Error(`${kind}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
     const cpuMicros = after.user - before.user + after.system - before.system;
     return { ...result, cpuMicrosPerRequest: cpuMicros / result.total };

@@ -20,9 +20,10 @@ import {
   addressOf, BULK_MAX, COUNT_SQL, INTERVAL_SECS, RESULTS_SQL, resultColumnsOf, TARGETS_SQL, type NodeOptions, type NodeStatus, type ResultRow,
 } from './checks-shared.js';
 
+/** Tuning keys may come from the environment (`KEEPWATCH_PGLITE__SHARED_BUFFERS_MB=32`); the bench's own overrides win. */
 function configOf(o: NodeOptions): Config {
   return loadConfig({
-    env: {},
+    env: Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('KEEPWATCH_') && name !== 'KEEPWATCH_CONFIG')),
     cwd: o.dataDir,
     overrides: {
       data_dir: o.dataDir, database_url: o.databaseUrl, 'log.level': 'warn', 'metrics.enabled': false,

@@ -82,7 +82,7 @@ export function createLogger(config: Config): Logger {
 
 export async function openStore(config: Config): Promise<Db> {
   const url = cfg.optStr(config, 'database_url');
-  return url ? openPostgres(url) : openPglite({ dataDir: resolve(cfg.str(config, 'data_dir'), 'pg') });
+  return url ? openPostgres(url) : openPglite({ dataDir: resolve(cfg.str(config, 'data_dir'), 'pg'), sharedBuffersMb: cfg.int(config, 'pglite.shared_buffers_mb') });
 }
 
 export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {

@@ -220,3 +220,21 @@ describe('services: credentials key of the embedded store', () => {
     }
   });
 });
+
+describe('services: buffer pool of the embedded store', () => {
+  const sharedBuffers = async (overrides: Record<string, ConfigValue>) => {
+    const dir = tempDir();
+    const config = loadConfig({ env: {}, cwd: dir, overrides: { data_dir: dir, 'metrics.enabled': false, ...overrides } });
+    const services = await createServices(config, { log: silent });
+    try {
+      return (await services.db.query<{ shared_buffers: string }>('SHOW shared_buffers'))[0]!.shared_buffers;
+    } finally {
+      await services.close();
+    }
+  };
+
+  it('is 32 MB unless pglite.shared_buffers_mb says otherwise', async () => {
+    assert.equal(await sharedBuffers({}), '32MB');
+    assert.equal(await sharedBuffers({ 'pglite.shared_buffers_mb': 8 }), '8MB');
+  });
+});

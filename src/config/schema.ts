@@ -26,6 +26,7 @@ const BASE_KEYS: Record<string, KeySpec> = {
   'http.trust_proxy': { type: 'boolean', default: false, description: 'Take the client address from `X-Forwarded-For` (set behind a reverse proxy).' },
   data_dir: { type: 'string', default: './data', description: 'Directory of the embedded store and generated secrets (env `KEEPWATCH_DATA_DIR`).' },
   database_url: { type: 'string', envAliases: ['DATABASE_URL'], secret: true, description: 'PostgreSQL URL (env `DATABASE_URL`); unset means the embedded PGlite store in `data_dir`.' },
+  'pglite.shared_buffers_mb': { type: 'integer', default: 32, min: 4, description: 'Buffer pool of the embedded store, in MB. It lives in the process (a WASM heap that never shrinks), so it is most of an embedded node\'s memory; pages it misses are read from the OS page cache.' },
   'deployment.mode': { type: 'string', default: 'self_hosted', oneOf: ['self_hosted', 'hosted'], description: 'A self-hosted install has every plan feature whatever its plan row says.' },
   default_plan: { type: 'string', default: 'team', oneOf: PLAN_IDS, description: 'Plan of accounts seeded on a self-hosted install; applies only at first-run seeding.' },
   plan_cache_ttl_secs: { type: 'integer', default: 300, min: 1, description: 'Plan changes become visible within this many seconds on other nodes.' },

@@ -74,6 +74,11 @@ export interface PgliteOptions {
   dataDir?: string;
   /** A dump (from `dumpDataDir`) to start from: tests start from a migrated template. */
   loadDataDir?: Blob | File;
+  /**
+   * The embedded server's buffer pool. It lives in the WASM heap, which never shrinks, so it is most
+   * of the process's RSS; pages it misses come from the OS page cache. Unset: PostgreSQL's 128 MB.
+   */
+  sharedBuffersMb?: number;
 }
 
 export async function openPglite(options: PgliteOptions = {}): Promise<Db & { pglite: PGlite }> {
@@ -84,7 +89,10 @@ export async function openPglite(options: PgliteOptions = {}): Promise<Db & { pg
   }
   let pglite: PGlite;
   try {
-    pglite = await PGlite.create(options.dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
+    pglite = await PGlite.create(options.dataDir, {
+      ...(options.loadDataDir && { loadDataDir: options.loadDataDir }),
+      ...(options.sharedBuffersMb && { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${options.sharedBuffersMb}MB`] }),
+    });
   } catch (err) {
     unlock();
     throw err;
