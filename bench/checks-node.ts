@@ -8,9 +8,6 @@
 //    `security.allow_private_targets` on so the loopback targets pass the guard. Answers IPC:
 //    `status`, `results` (what the store holds, for the analysis after the window), `prof-start` /
 //    `prof-stop` (an inspector CPU profile of the measured window only), `stop`.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
-import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { buildApp } from '../src/app.js';
 import { startCheckEngine } from '../src/checks/index.js';
@@ -19,6 +16,7 @@ import { createServices } from '../src/services.js';
 import {
   addressOf, BULK_MAX, COUNT_SQL, INTERVAL_SECS, RESULTS_SQL, resultColumnsOf, TARGETS_SQL, type NodeOptions, type NodeStatus, type ResultRow,
 } from './checks-shared.js';
+import { startWindowProfile, type WindowProfile } from './window-profile.js';
 
 /** Tuning keys may come from the environment (`KEEPWATCH_PGLITE__SHARED_BUFFERS_MB=32`); the bench's own overrides win. */
 function configOf(o: NodeOptions): Config {
@@ -71,7 +69,7 @@ async function engine(o: NodeOptions): Promise<void> {
   // As `keepwatch serve` runs it with metrics on: the scheduler's counters and lag histogram in a registry.
   const registry = new Registry();
   const scheduler = await startCheckEngine(services, { registry, ...(o.leaseTtlMs && { leaseTtlMs: o.leaseTtlMs }) });
-  let session: Session | undefined;
+  let profile: WindowProfile | undefined;
 
   /** keepwatch_checks_total and friends, and the lag histogram's cumulative buckets (`le` → count). */
   const counters = async (): Promise<Record<string, number>> => {
@@ -98,20 +96,10 @@ async function engine(o: NodeOptions): Promise<void> {
       return { n: row!.n };
     },
     'prof-start': async () => {
-      session = new Session();
-      session.connect();
-      await session.post('Profiler.enable');
-      await session.post('Profiler.start');
+      profile = await startWindowProfile();
       return {};
     },
-    'prof-stop': async (m) => {
-      const { profile } = await session!.post('Profiler.stop');
-      session!.disconnect();
-      mkdirSync(m.dir as string, { recursive: true });
-      const path = join(m.dir as string, `engine-${process.pid}.cpuprofile`);
-      writeFileSync(path, JSON.stringify(profile));
-      return { path };
-    },
+    'prof-stop': async (m) => ({ path: await profile!.stop(m.dir as string, `engine-${process.pid}`) }),
     stop: async () => {
       await scheduler.stop();
       await app.close();

@@ -4,12 +4,10 @@
 // Out: `ready` with base, headers and the data dir (kept after a SIGKILL: the bench reopens the
 // PGlite store there, then removes it). In: `stop` (a graceful close, for the bare server);
 // `prof-start` and `prof-stop` (an inspector CPU profile of the measured window, written to `dir`).
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { startKeepwatch } from './servers.js';
+import { startWindowProfile, type WindowProfile } from './window-profile.js';
 
 export interface ServerReady { type: 'ready'; base: string; headers: Record<string, string>; dataDir?: string }
 
@@ -36,23 +34,16 @@ async function startKeepwatchPings(databaseUrl: string | undefined, maxTargets: 
 try {
   const [kind, url, maxTargets] = process.argv.slice(2);
   const server = kind === 'bare' ? await startBarePings() : await startKeepwatchPings(url || undefined, Number(maxTargets));
-  let session: Session | null = null;
+  let profile: Promise<WindowProfile> | null = null;
   process.on('message', (message: string | { type: string; dir?: string }) => {
     if (message === 'stop') void server.close().then(() => process.exit(0));
     if (typeof message !== 'object') return;
     if (message.type === 'prof-start') {
-      session = new Session();
-      session.connect();
-      void session.post('Profiler.enable').then(() => session!.post('Profiler.start')).then(() => send({ type: 'prof-started' }));
+      profile = startWindowProfile();
+      void profile.then(() => send({ type: 'prof-started' }));
     }
     if (message.type === 'prof-stop') {
-      void session!.post('Profiler.stop').then(({ profile }) => {
-        session!.disconnect();
-        mkdirSync(message.dir!, { recursive: true });
-        const path = join(message.dir!, `pings-${process.pid}.cpuprofile`);
-        writeFileSync(path, JSON.stringify(profile));
-        send({ type: 'prof-stopped', path });
-      });
+      void profile!.then((p) => p.stop(message.dir!, `pings-${process.pid}`)).then((path) => send({ type: 'prof-stopped', path }));
     }
   });
   send(server.ready);

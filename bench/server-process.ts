@@ -3,10 +3,8 @@
 // Messages in: `cpu` (answers this process's CPU time), `prof-start` and `{ type: 'prof-stop', dir }`
 // (an inspector CPU profile of the measured window only, written to `dir`), `stop`.
 // Out: `ready` with url and headers, `cpu`, `prof-started`, `prof-stopped` with the path, `error`.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
-import { join } from 'node:path';
 import { startBare, startKeepwatch, type RunningServer } from './servers.js';
+import { startWindowProfile, type WindowProfile } from './window-profile.js';
 
 const send = (message: object): void => void process.send!(message);
 
@@ -19,22 +17,16 @@ try {
   process.exit(1);
 }
 
-let session: Session | null = null;
+let profile: Promise<WindowProfile> | null = null;
 process.on('message', (message: string | { type: string; dir: string }) => {
   if (message === 'cpu') send({ type: 'cpu', usage: process.cpuUsage() });
   if (message === 'stop') void server.close().then(() => process.exit(0));
   if (message === 'prof-start') {
-    session = new Session();
-    session.connect();
-    void session.post('Profiler.enable').then(() => session!.post('Profiler.start')).then(() => send({ type: 'prof-started' }));
+    profile = startWindowProfile();
+    void profile.then(() => send({ type: 'prof-started' }));
   }
   if (typeof message === 'object' && message.type === 'prof-stop') {
-    void session!.post('Profiler.stop').then(({ profile }) => {
-      session!.disconnect();
-      mkdirSync(message.dir, { recursive: true });
-      const path = join(message.dir, `api-${process.argv[2]}-${process.argv[3] ? 'postgres' : 'pglite'}-${process.pid}.cpuprofile`);
-      writeFileSync(path, JSON.stringify(profile));
-      send({ type: 'prof-stopped', path });
-    });
+    const name = `api-${process.argv[2]}-${process.argv[3] ? 'postgres' : 'pglite'}-${process.pid}`;
+    void profile!.then((p) => p.stop(message.dir, name)).then((path) => send({ type: 'prof-stopped', path }));
   }
 });
