@@ -18,6 +18,13 @@ export function cpuMsOf(pid: number): number | null {
   }
 }
 
+/** CPU time of this process's children that have exited and been reaped (cutime + cstime), in ms. */
+export function reapedChildrenCpuMs(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[13]) + Number(fields[14])) * 1000) / CLK_TCK;
+}
+
 /** Resident set now and at its highest so far (VmHWM), in MB; null once the process is gone. */
 export function memoryOf(pid: number): { rssMb: number; peakMb: number } | null {
   try {
