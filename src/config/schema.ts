@@ -48,7 +48,7 @@ const BASE_KEYS: Record<string, KeySpec> = {
   'auth.open_signup': { type: 'boolean', default: true, description: 'Unknown addresses may sign up; off makes the deployment invite-only.' },
   'auth.service_name': { type: 'string', default: 'keepwatch', description: 'Value cookie-authenticated mutations must send in `X-Requested-With`.' },
   'auth.session_cookie_name': { type: 'string', default: '_sm_session', description: 'Session cookie name.' },
-  'auth.token_cache_ttl_secs': { type: 'integer', default: 30, min: 1, description: 'How long a verified API token is trusted without another argon2 check.' },
+  'auth.token_cache_ttl_secs': { type: 'integer', default: 30, min: 1, description: 'How long a verified API token is trusted without reading its row again (argon2 runs again only if the row\'s hash changed).' },
   'auth.magic_link.expiry_minutes': { type: 'integer', default: 15, min: 1, description: 'Magic-link lifetime.' },
   'auth.magic_link.rate_limit_seconds': { type: 'integer', default: 60, min: 0, description: 'One outgoing magic-link mail per address per window; 0 disables.' },
   'auth.gitlab.base_url': { type: 'string', description: 'https origin of the self-hosted forge (provider `forge_d`).' },

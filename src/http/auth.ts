@@ -56,7 +56,7 @@ async function authenticateUser(request: FastifyRequest, services: Services, con
     recordFailure(request, services, 'org_unavailable', principal.tokenId, principal.userId);
     throw new AppError(401, 'UNAUTHENTICATED', 'the org this token is bound to is no longer available');
   }
-  // Rows for every failure and every argon2 verification; a cache hit is not recorded again.
+  // Rows for every failure and every check against the store; a cache hit is not recorded again.
   if (fresh) services.loginAttempts.push({ method: 'api_token', success: true, tokenId: principal.tokenId, userId: principal.userId, ip: request.ip, userAgent: request.headers['user-agent'] });
 
   const org = config.orgScoped === false ? bound : await resolveOrg(request, services, principal.userId, bound);

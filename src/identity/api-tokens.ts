@@ -88,12 +88,18 @@ export class TokenAuthError extends AppError {
 /**
  * Verifies bearer tokens. argon2id costs tens of milliseconds by design, so a verified token is
  * remembered for `ttlMs`, keyed by a SHA-256 of the whole token (never by its prefix alone).
- * A revoked token stays usable on another node for at most `ttlMs`; revoking on this node forgets it at once.
+ * A token revoked in the store stays usable for at most `ttlMs` on a node that had it cached.
+ * Once the time is up the token's row is read again; argon2 runs again only when the row's hash is
+ * not the one this token was verified against. Concurrent requests with the same token share one
+ * check, so a busy token's lapse costs one query rather than one argon2 run per request in flight.
  */
 export class TokenVerifier {
-  private readonly cache = new Map<string, { principal: TokenPrincipal; until: number }>();
+  private readonly cache = new Map<string, { principal: TokenPrincipal; tokenHash: string; until: number }>();
+  private readonly checking = new Map<string, Promise<TokenPrincipal>>();
   private readonly lastUsedWrites = new Map<string, number>();
   private readonly touches = new Set<Promise<void>>();
+  /** argon2 verifications run so far (bench:auth, tests). */
+  argon2Runs = 0;
 
   constructor(
     private readonly db: Db,
@@ -102,7 +108,10 @@ export class TokenVerifier {
     private readonly onTouchError?: (err: unknown) => void,
   ) {}
 
-  /** Returns the principal and whether argon2 ran (a fresh verification, not a cached one). */
+  /**
+   * Returns the principal and whether this call checked the token against the store (`fresh`: the
+   * one call that ran a shared check), not served it from the cache.
+   */
   async verify(raw: string): Promise<{ principal: TokenPrincipal; fresh: boolean }> {
     if (!TOKEN_RE.test(raw)) throw new TokenAuthError('malformed_token');
     const now = this.clock.now().getTime();
@@ -112,10 +121,16 @@ export class TokenVerifier {
       this.checkExpiry(cached.principal, now);
       return { principal: cached.principal, fresh: false };
     }
-    const principal = await this.verifyInStore(raw);
+    const shared = this.checking.get(key);
+    if (shared) {
+      const principal = await shared;
+      this.checkExpiry(principal, now);
+      return { principal, fresh: false };
+    }
+    const check = this.checkInStore(key, raw, cached?.tokenHash).finally(() => this.checking.delete(key));
+    this.checking.set(key, check);
+    const principal = await check;
     this.checkExpiry(principal, now);
-    if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(key, { principal, until: now + this.ttlMs });
     return { principal, fresh: true };
   }
 
@@ -155,12 +170,17 @@ export class TokenVerifier {
     await Promise.all([...this.touches]);
   }
 
-  private async verifyInStore(raw: string): Promise<TokenPrincipal> {
+  /** Reads the token's row and, unless its hash is `verifiedHash`, runs argon2; caches what it finds. */
+  private async checkInStore(key: string, raw: string, verifiedHash: string | undefined): Promise<TokenPrincipal> {
     const [row] = await this.db.query<TokenRow>(
       'SELECT * FROM api_tokens WHERE prefix = $1', [raw.slice(0, LOOKUP_PREFIX_LENGTH)]);
-    if (!row || !(await verify(row.token_hash, raw))) throw new TokenAuthError('invalid_token');
+    if (!row) throw new TokenAuthError('invalid_token');
+    if (row.token_hash !== verifiedHash) {
+      this.argon2Runs++;
+      if (!(await verify(row.token_hash, raw))) throw new TokenAuthError('invalid_token');
+    }
     if (row.revoked_at) throw new TokenAuthError('invalid_token', row.id, row.user_id);
-    return {
+    const principal: TokenPrincipal = {
       tokenId: row.id,
       userId: row.user_id,
       boundOrgId: row.org_id,
@@ -168,6 +188,9 @@ export class TokenVerifier {
       audience: row.audience,
       expiresAt: row.expires_at,
     };
+    if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(key, { principal, tokenHash: row.token_hash, until: this.clock.now().getTime() + this.ttlMs });
+    return principal;
   }
 
   private checkExpiry(p: TokenPrincipal, now: number): void {

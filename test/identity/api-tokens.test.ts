@@ -95,6 +95,52 @@ describe('API tokens', () => {
     });
   });
 
+  describe('verification', () => {
+    const TTL_MS = 30_000;
+    const tokenRow = async (token: string) =>
+      (await t.services.db.query<{ id: string; token_hash: string }>('SELECT id, token_hash FROM api_tokens WHERE prefix = $1', [token.slice(0, 16)]))[0]!;
+
+    it('concurrent requests with an unchecked token share one argon2 run, and one of them is the fresh check', async () => {
+      const tenant = await createTenant(t);
+      const token = await createToken(t, tenant.userId, { orgId: tenant.orgId });
+      const verifier = new TokenVerifier(t.services.db, t.clock, TTL_MS);
+      const results = await Promise.all(Array.from({ length: 20 }, () => verifier.verify(token)));
+      assert.equal(verifier.argon2Runs, 1);
+      assert.equal(results.filter((r) => r.fresh).length, 1);
+      assert.ok(results.every((r) => r.principal.userId === tenant.userId));
+    });
+
+    it('once the cache time is up the row is read again without argon2, and a revocation shows', async () => {
+      const tenant = await createTenant(t);
+      const token = await createToken(t, tenant.userId, { orgId: tenant.orgId });
+      const verifier = new TokenVerifier(t.services.db, t.clock, TTL_MS);
+      assert.equal((await verifier.verify(token)).fresh, true);
+      assert.equal((await verifier.verify(token)).fresh, false, 'served from the cache');
+
+      t.clock.advance(TTL_MS + 1);
+      const again = await Promise.all(Array.from({ length: 10 }, () => verifier.verify(token)));
+      assert.equal(again.filter((r) => r.fresh).length, 1, 'the lapse is one check against the store');
+      assert.equal(verifier.argon2Runs, 1, 'the hash is unchanged: no second argon2 run');
+
+      await t.services.db.query('UPDATE api_tokens SET revoked_at = $2 WHERE id = $1', [(await tokenRow(token)).id, t.clock.now()]);
+      t.clock.advance(TTL_MS + 1);
+      await assert.rejects(verifier.verify(token), (err: Error & { reason?: string }) => err.reason === 'invalid_token');
+    });
+
+    it('a row whose hash changed is verified with argon2 again', async () => {
+      const tenant = await createTenant(t);
+      const token = await createToken(t, tenant.userId, { orgId: tenant.orgId });
+      const other = await createToken(t, tenant.userId, { orgId: tenant.orgId });
+      const verifier = new TokenVerifier(t.services.db, t.clock, TTL_MS);
+      await verifier.verify(token);
+      // The row now holds another token's hash: the cached verification no longer vouches for it.
+      await t.services.db.query('UPDATE api_tokens SET token_hash = $2 WHERE id = $1', [(await tokenRow(token)).id, (await tokenRow(other)).token_hash]);
+      t.clock.advance(TTL_MS + 1);
+      await assert.rejects(verifier.verify(token), (err: Error & { reason?: string }) => err.reason === 'invalid_token');
+      assert.equal(verifier.argon2Runs, 2);
+    });
+  });
+
   describe('max_api_tokens_per_user', () => {
     const mint = (userId: string, name = 'tok') =>
       t.operator('POST', `/operator/users/${userId}/api-tokens`, { name, scopes: ['targets:read'] });

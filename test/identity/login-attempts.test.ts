@@ -1,5 +1,5 @@
 // login_attempts rows for API token authentication (service-api.md Events 4). Design: a row for every
-// failure and for every argon2 verification; a request served from the token cache writes none.
+// failure and for every check against the store; a request served from the token cache writes none.
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
