@@ -2,6 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
+import { literalParams } from './arrays.js';
 import { lockDataDir } from './data-dir-lock.js';
 
 export type Row = Record<string, unknown>;
@@ -36,7 +37,7 @@ const pgTypes = {
 };
 
 const pgQuery = (text: string, values?: readonly unknown[], options?: QueryOptions): pg.QueryConfig =>
-  ({ text, values: values as unknown[], ...(options?.prepared && { name: options.prepared }) });
+  ({ text, values: literalParams(values), ...(options?.prepared && { name: options.prepared }) });
 
 export function openPostgres(url: string, max = 10): Db {
   const pool = new pg.Pool({ connectionString: url, max, types: pgTypes, idleTimeoutMillis: 10_000 });
@@ -99,7 +100,7 @@ export async function openPglite(options: PgliteOptions = {}): Promise<Db & { pg
   }
   // Every query is one statement; JSON and timestamps arrive parsed like `pg` does.
   const run = async <T>(q: Pick<PGlite, 'query'>, sql: string, params?: readonly unknown[]) =>
-    (await q.query<T>(sql, params as unknown[])).rows;
+    (await q.query<T>(sql, literalParams(params))).rows;
   return {
     kind: 'pglite',
     pglite,
