@@ -2,8 +2,8 @@
 // guard allowed (pinned, so the name is never resolved twice), redirects followed hop by hop with
 // each hop re-checked, the status judged against `expected_status`, the body searched within a
 // bounded read, all inside one `timeout` budget. Per-phase timings come from the socket's events.
-import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { TLSSocket } from 'node:tls';
@@ -21,6 +21,12 @@ const RATE_LIMITED = new Set([429, 503]);
 const USER_AGENT = `Keepwatch/${VERSION} (uptime check)`;
 
 type ExpectedStatus = NonNullable<HttpCheckT['expected_status']>;
+
+// One agent per scheme for every check. Each request still gets a fresh connection, as `agent: false`
+// gives, but without an Agent built per request (a fifth of the client's CPU a request, measured).
+// No keep-alive and no TLS session cache: every check connects and handshakes in full.
+const HTTP_AGENT = new HttpAgent({ keepAlive: false });
+const HTTPS_AGENT = new HttpsAgent({ keepAlive: false, maxCachedSessions: 0 });
 
 export function statusAccepted(expected: ExpectedStatus, code: number): boolean {
   switch (expected.kind) {
@@ -68,7 +74,7 @@ async function attempt(url: URL, method: string, headers: Record<string, string>
   };
   const https = url.protocol === 'https:';
   const options: RequestOptions & { rejectUnauthorized?: boolean; servername?: string } = {
-    method, headers, lookup, agent: false,
+    method, headers, lookup, agent: https ? HTTPS_AGENT : HTTP_AGENT,
     // An IP literal goes straight to connect; a name goes through `lookup`, which answers the pinned address.
     hostname: isIP(host) ? pinned.address : host,
     port: url.port || (https ? 443 : 80),

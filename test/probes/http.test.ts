@@ -3,6 +3,8 @@
 // credentials and headers, the timeout budget, connect-time SSRF refusals.
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Value } from '@sinclair/typebox/value';
@@ -11,6 +13,7 @@ import { BODY_READ_LIMIT, httpProbe } from '../../src/probes/http.js';
 import type { ProbeContext } from '../../src/probes/types.js';
 import { RdapBootstrap } from '../../src/rdap/index.js';
 import { HttpCheck, type HttpCheckT } from '../../src/targets/check-specs.js';
+import { createLeaf, daysAfter } from '../helpers/certs.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 
@@ -158,6 +161,20 @@ describe('http probe', () => {
     assert.match(String(beyond.error), new RegExp(`in the first ${BODY_READ_LIMIT} bytes`));
   });
 
+  it('every check opens a connection of its own and asks the server to close it', async () => {
+    const sockets = new Set<unknown>();
+    const seen = (socket: unknown) => sockets.add(socket);
+    server.on('connection', seen);
+    try {
+      const before = hits.length;
+      for (let i = 0; i < 3; i++) assert.equal((await httpProbe(check({ url: `${base}/ok` }), ctxOf())).status, 'up');
+      assert.equal(sockets.size, 3, 'no connection reused across checks');
+      assert.deepEqual(hits.slice(before).map((h) => h.headers.connection), ['close', 'close', 'close']);
+    } finally {
+      server.off('connection', seen);
+    }
+  });
+
   it('the timeout is one budget for the whole check: a silent server is down at the deadline', async () => {
     const started = Date.now();
     const r = await httpProbe(check({ url: `${base}/hang`, timeout: 300 }), ctxOf());
@@ -208,5 +225,40 @@ describe('http probe', () => {
     const v6 = await httpProbe(check({ url: `http://app.example:${port}/ok`, ip_version: 'ipv6' }), ctxOf(guard));
     assert.equal(v6.status, 'down');
     assert.match(String(v6.error), /host not found/);
+  });
+});
+
+describe('http probe over TLS', () => {
+  let server: HttpsServer;
+  let base: string;
+  const reused: boolean[] = [];
+  /** Names the made-up host 127.0.0.1, so SNI and the certificate's name are the test's. */
+  const guard = new NetworkGuard({ allowPrivate: true, resolver: async () => [{ address: '127.0.0.1', family: 4 }] });
+
+  before(async () => {
+    const pair = createLeaf({ commonName: 'probe.test', notAfter: daysAfter(new Date(), 30) });
+    server = createHttpsServer(pair, (_req, res) => { res.writeHead(200); res.end('secure'); });
+    server.on('secureConnection', (socket: TLSSocket) => reused.push(socket.isSessionReused()));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `https://probe.test:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('verify_tls refuses a self-signed certificate; without it the check is up with a tls phase', async () => {
+    const verified = await httpProbe(check({ url: `${base}/`, verify_tls: true }), ctxOf(guard));
+    assert.equal(verified.status, 'down');
+    assert.match(String(verified.error), /^TLS: .*SELF_SIGNED/);
+    const unverified = await httpProbe(check({ url: `${base}/`, verify_tls: false }), ctxOf(guard));
+    assert.equal(unverified.status, 'up');
+    assert.ok((unverified.timings?.tls ?? -1) >= 0, 'the handshake is timed');
+  });
+
+  it('every check handshakes in full: no TLS session is resumed from an earlier check', async () => {
+    reused.length = 0;
+    for (let i = 0; i < 3; i++) assert.equal((await httpProbe(check({ url: `${base}/`, verify_tls: false }), ctxOf(guard))).status, 'up');
+    assert.deepEqual(reused, [false, false, false]);
   });
 });
