@@ -63,6 +63,7 @@ async function cpuOf(child: ChildProcess): Promise<NodeJS.CpuUsage> {
 async function benchServer(kind: 'bare' | 'keepwatch', databaseUrl?: string): Promise<Measured> {
   const child = fork(SERVER_PROCESS, [kind, databaseUrl ?? ''], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
   child.stderr!.resume(); // Fastify deprecation notices and the like are not bench output.
+  const label = kind === 'bare' ? kind : `${kind} (${databaseUrl ? 'PostgreSQL' : 'PGlite'})`;
   try {
     const ready = await nextMessage(child);
     if (ready.type !== 'ready') throw new Error(`expected ready, got ${ready.type}`);
@@ -80,7 +81,7 @@ async function benchServer(kind: 'bare' | 'keepwatch', databaseUrl?: string): Pr
     if (PROFILE_DIR) {
       child.send({ type: 'prof-stop', dir: PROFILE_DIR });
       const stopped = await nextMessage(child);
-      if (stopped.type === 'prof-stopped') process.stdout.write(`\n${kind}${databaseUrl ? ' (PostgreSQL)' : ''}: ${stopped.path}\n${summariseProfile(stopped.path, 30)}\n`);
+      if (stopped.type === 'prof-stopped') process.stdout.write(`\n${label}: ${stopped.path}\n${summariseProfile(stopped.path, 30)}\n`);
     }
     if (result.non2xx || result.errors) throw new Error(`${kind}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
     const cpuMicros = after.user - before.user + after.system - before.system;
@@ -88,7 +89,7 @@ async function benchServer(kind: 'bare' | 'keepwatch', databaseUrl?: string): Pr
     const oursMs = cpuMicros / 1000 + (reaped1 - reaped0) + (own.user + own.system) / 1000;
     const othersCores = Math.max(0, machine1.busy - machine0.busy - oursMs) / (DURATION_SECS * 1000);
     const measured = { ...result, cpuMicrosPerRequest: cpuMicros / result.total, othersCores };
-    process.stdout.write(`· ${kind}${databaseUrl ? ' (PostgreSQL)' : kind === 'keepwatch' ? ' (PGlite)' : ''}: ${result.requestsPerSec.toFixed(0)} req/s, ${measured.cpuMicrosPerRequest.toFixed(0)} µs CPU a request, others ${othersCores.toFixed(2)} cores\n`);
+    process.stdout.write(`· ${label}: ${result.requestsPerSec.toFixed(0)} req/s, ${measured.cpuMicrosPerRequest.toFixed(0)} µs CPU a request, others ${othersCores.toFixed(2)} cores\n`);
     return measured;
   } finally {
     child.send('stop');
