@@ -6,6 +6,7 @@ import { startHeartbeatEvaluation } from './heartbeat/index.js';
 import { Metrics } from './http/metrics.js';
 import { NotificationWorker } from './notifications/index.js';
 import { startHistorySweep } from './results/index.js';
+import { startStoreUpkeep } from './db/upkeep.js';
 import { createServices } from './services.js';
 
 export async function serve(config: Config): Promise<void> {
@@ -17,6 +18,7 @@ export async function serve(config: Config): Promise<void> {
   if (metricsServer) await metricsServer.listen({ port: cfg.int(config, 'metrics.port'), host: cfg.str(config, 'metrics.host') });
   const engine = cfg.bool(config, 'checker.enabled') ? await startCheckEngine(services, metrics ? { registry: metrics.registry } : {}) : undefined;
   const sweep = startHistorySweep(services);
+  const upkeep = startStoreUpkeep(services);
   // Judging heartbeat silence is scheduled checking too: an API-only node leaves it to the others.
   const heartbeats = engine ? startHeartbeatEvaluation(services) : undefined;
   const notifications = new NotificationWorker(services, { leaseMs: cfg.int(services.config, 'notifications.lease_secs') * 1000 });
@@ -30,6 +32,7 @@ export async function serve(config: Config): Promise<void> {
     services.log.info({ signal }, 'shutting down');
     await app.close();
     sweep.stop();
+    await upkeep.stop();
     await heartbeats?.stop();
     await notifications.stop();
     await engine?.stop();
