@@ -21,17 +21,29 @@ async function requireJsonBody(request: FastifyRequest): Promise<void> {
   }
 }
 
+/** Why a route that documents no body refuses `value`; null for `{}`, the one body it takes. */
+function unexpectedBody(value: unknown): AppError | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return new AppError(400, 'INVALID_JSON', 'this endpoint takes no body; send none, or {}');
+  }
+  const [key] = Object.keys(value);
+  if (key === undefined) return null;
+  return new AppError(422, 'INVALID_JSON', `unknown key "${key}"; this endpoint takes no body (send none, or {})`, { field: key, allowed: [] });
+}
+
 export function installConventions(app: FastifyInstance): void {
   // Fastify parses text/plain by default; the API takes JSON only, anything else is 415.
   app.removeContentTypeParser('text/plain');
 
   // Clients often send `Content-Type: application/json` on a bodiless GET or DELETE: a route that takes
-  // no body ignores an empty one. Everything else goes to Fastify's parser (prototype-poisoning checks).
+  // no body ignores an empty one, and takes `{}`; anything else sent to it is refused like any unknown
+  // key (Conventions 7). Everything goes through Fastify's parser (prototype-poisoning checks).
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '' && !request.routeOptions.schema?.body) return done(null, undefined);
-    return parseJson(request, body as string, done);
+    if (request.routeOptions.schema?.body) return parseJson(request, body as string, done);
+    if (body === '') return done(null, undefined);
+    return parseJson(request, body as string, (err, value) => (err ? done(err) : done(unexpectedBody(value), value)));
   });
 
   // A route with a body schema needs a JSON body, also when the client sent none at all. Attached

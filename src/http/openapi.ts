@@ -19,6 +19,7 @@ export async function installOpenApi(app: FastifyInstance, version: string): Pro
           'a token not bound to an org names one with `X-Service-Org: <slug>`.',
           'Errors are `{"error": {"code", "message", "field"?}}`. Lists are `{"<plural>": [...], "total", "limit", "offset"}`.',
           'Bodies are strict: an unknown or read-only key is 422 `INVALID_JSON` naming its path and listing the accepted keys.',
+          'A route that documents no body (acknowledge, resolve, check-now, test sends, deletes) takes none or `{}`: any key is 422 `INVALID_JSON` with `allowed: []`.',
           'Rate budgets are per plan and minute, counted for the account and then the user; 429 `RATE_LIMITED` carries `Retry-After`.',
         ].join('\n'),
       },

@@ -197,6 +197,24 @@ describe('strict request bodies (Conventions 7)', () => {
     assert.equal(get.statusCode, 200, get.body);
   });
 
+  it('refuses any key sent to a route that takes no body, and takes {}', async () => {
+    const created = await t.operator('POST', '/operator/users', { email: `keys-${Date.now()}@example.test` });
+    const account = (created.json() as { account_id: string }).account_id;
+    const clear = (payload: string) => t.inject({ method: 'DELETE', url: `/operator/accounts/${account}/overrides`, headers: { ...OP, ...JSON_CT }, payload });
+
+    const unknown = await clear('{"reason":"x"}');
+    assert.equal(unknown.statusCode, 422, unknown.body);
+    assert.deepEqual(errorOf(unknown), { code: 'INVALID_JSON', message: errorOf(unknown).message, field: 'reason', allowed: [] });
+    const notAnObject = await clear('[1]');
+    assert.equal(notAnObject.statusCode, 400, notAnObject.body);
+    assert.equal(errorOf(notAnObject).code, 'INVALID_JSON');
+    const broken = await clear('{');
+    assert.equal(broken.statusCode, 400, broken.body);
+    assert.equal(errorOf(broken).code, 'INVALID_JSON');
+    const empty = await clear('{}');
+    assert.equal(empty.statusCode, 200, empty.body);
+  });
+
   it('does not coerce body values (a numeric string stays a wrong type)', async () => {
     const res = await t.operator('PATCH', '/operator/regions/local', { enabled: 'true' });
     assert.equal(res.statusCode, 400);
