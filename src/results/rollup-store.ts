@@ -186,3 +186,25 @@ export async function readCursors(db: Executor, targetId: string, region?: strin
     `SELECT target_id, region, checked_at, status, stale_after_ms FROM result_cursors WHERE target_id = $1${filter}`, params);
   return rows.map((c) => ({ region: c.region, cursor: { at: c.checked_at.getTime(), status: c.status, staleAfterMs: c.stale_after_ms } }));
 }
+
+/**
+ * Declared incidents naming the monitor that count as downtime (a monitor's own incidents count
+ * through its checks), as sorted, merged spans clipped to `clip`; an open one runs to `clip.to`.
+ */
+export async function readDeclaredDowntime(db: Executor, targetId: string, clip: { from: number; to: number }): Promise<{ from: number; to: number }[]> {
+  const rows = await db.query<{ started_at: Date; ended_at: Date | null }>(
+    `SELECT i.started_at, i.ended_at FROM incident_targets it JOIN incidents i ON i.id = it.incident_id
+      WHERE it.target_id = $1 AND i.source = 'declared' AND i.counts_as_downtime
+        AND i.started_at < $3 AND (i.ended_at IS NULL OR i.ended_at > $2)
+      ORDER BY i.started_at`,
+    [targetId, new Date(clip.from), new Date(clip.to)]);
+  const spans: { from: number; to: number }[] = [];
+  for (const row of rows) {
+    const from = Math.max(row.started_at.getTime(), clip.from);
+    const to = Math.min(row.ended_at?.getTime() ?? clip.to, clip.to);
+    const last = spans.at(-1);
+    if (last && from <= last.to) last.to = Math.max(last.to, to);
+    else if (to > from) spans.push({ from, to });
+  }
+  return spans;
+}

@@ -132,6 +132,28 @@ export function accumulate(buckets: Buckets, cursor: Cursor | null, observations
   return current;
 }
 
+/**
+ * Charges `spans` (declared incidents that count as downtime, sorted, not overlapping) to `buckets`
+ * as down time, within `clip`. Rollups hold no order inside a bucket, so the overlap takes its share
+ * of each status's time evenly, then all of it is down: exact for spans on bucket edges, and a
+ * stretch with no data in it counts as down too.
+ */
+export function chargeDowntime(buckets: Buckets, spans: readonly Clip[], clip: Clip): void {
+  for (const span of spans) {
+    const [from, to] = [Math.max(span.from, clip.from), Math.min(span.to, clip.to)];
+    for (let t = from; t < to;) {
+      const start = buckets.startOf(t);
+      const width = Math.min(start + buckets.bucketMs, clip.to) - Math.max(start, clip.from);
+      const end = Math.min(to, start + buckets.bucketMs);
+      const agg = buckets.at(t);
+      const share = Math.min(1, (end - t) / width);
+      for (const s of STATUSES) agg.ms[s] -= agg.ms[s] * share;
+      agg.ms.down += end - t;
+      t = end;
+    }
+  }
+}
+
 /** Uptime of an aggregate: time up or degraded over time with a verdict; error time is no verdict. */
 export function uptimePct(agg: Aggregate): number | null {
   const measured = agg.ms.up + agg.ms.degraded + agg.ms.down;

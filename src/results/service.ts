@@ -21,22 +21,28 @@ export function toCheckResult(row: StoredResult): CheckResultT {
   };
 }
 
+/** The oldest instant the plan keeps readable (`retention_days`); 0 when it keeps everything. */
+export function oldestReadable(clock: Clock, plan: EffectivePlan): number {
+  const retention = plan.caps.retention_days;
+  return retention === null ? 0 : clock.now().getTime() - retention * DAY_MS;
+}
+
 /**
  * The one readable-window rule of history reads (results, uptime, latency, incident periods):
- * `from`/`to` as asked, `from` raised to the oldest instant `retention_days` keeps readable;
- * `from` after `to` is 400. Without `from` the window starts `defaultSpanMs` before `to`, or at the
- * oldest readable instant; with `endAtNow`, `to` is never later than now.
+ * `from`/`to` as asked, both raised to the oldest instant `retention_days` keeps readable (a window
+ * wholly older than that is empty, at that instant); `from` after `to` as asked is 400. Without
+ * `from` the window starts `defaultSpanMs` before `to`, or at the oldest readable instant; with
+ * `endAtNow`, `to` is never later than now (and `from` never later than `to`).
  */
 export function resultWindow(clock: Clock, plan: EffectivePlan, query: { from?: string; to?: string; region?: string },
   options: { defaultSpanMs?: number; endAtNow?: boolean } = {}): ResultWindow {
   const now = clock.now().getTime();
-  const retention = plan.caps.retention_days;
-  const oldest = retention === null ? 0 : now - retention * DAY_MS;
+  const oldest = oldestReadable(clock, plan);
   const asked = query.to ? Date.parse(query.to) : now;
-  const to = options.endAtNow ? Math.min(asked, now) : asked;
+  const to = Math.max(options.endAtNow ? Math.min(asked, now) : asked, oldest);
   const fromAsked = query.from ? Date.parse(query.from) : options.defaultSpanMs === undefined ? oldest : to - options.defaultSpanMs;
-  const from = Math.max(fromAsked, oldest);
-  if (from > to) throw new AppError(400, 'VALIDATION_FAILED', 'from: must not be after to', { field: 'from' });
+  if (fromAsked > asked) throw new AppError(400, 'VALIDATION_FAILED', 'from: must not be after to', { field: 'from' });
+  const from = Math.min(Math.max(fromAsked, oldest), to);
   return { from: new Date(from), to: new Date(to), ...(query.region !== undefined && { region: query.region }) };
 }
 

@@ -73,7 +73,7 @@ export const UptimeReport = Type.Object({
   uptime_pct: nullable(Type.Number({ minimum: 0, maximum: 100, description: 'Time up or degraded over time up, degraded or down, to three decimals; null until probed in the range.' })),
   up_secs: secs('Time whose latest result was `up`.'),
   degraded_secs: secs('Time whose latest result was `degraded`: it answered, so it counts as up.'),
-  down_secs: secs('Time whose latest result was `down`: the only time that counts against uptime.'),
+  down_secs: secs('Time whose latest result was `down`, and the time of declared incidents naming the monitor with `counts_as_downtime`: the only time that counts against uptime.'),
   error_secs: secs('Time whose latest result was `error` (the check itself could not decide): no verdict, left out of `uptime_pct`.'),
   checks: Type.Object({
     total: Type.Integer({ minimum: 0 }), up: Type.Integer({ minimum: 0 }), degraded: Type.Integer({ minimum: 0 }),
@@ -81,7 +81,7 @@ export const UptimeReport = Type.Object({
   }, { additionalProperties: false, description: 'Results in the range by status.' }),
 }, {
   additionalProperties: false,
-  description: 'Time-based uptime. The time from one result to the next result of the same region counts with the earlier result\'s status, for at most three check intervals (heartbeat and manual states stand until the next); a longer silence (paused, held, unprobed) is no data and counts neither way. The time since the latest result counts as it stands. With several regions their time adds up, so a region down while others are up weighs by its share.',
+  description: 'Time-based uptime. The time from one result to the next result of the same region counts with the earlier result\'s status, for at most three check intervals (heartbeat and manual states stand until the next); a longer silence (paused, held, unprobed) is no data and counts neither way. The time since the latest result counts as it stands. With several regions their time adds up, so a region down while others are up weighs by its share. A declared incident naming the monitor with `counts_as_downtime: true` counts as down for its whole span (in every region, also where no result was), whatever the checks said; where a rollup bucket is only partly covered, the covered part takes its share of each status evenly. The range is kept within `retention_days`: a rollup bucket reaching past it is left out, and a range wholly older than it is empty.',
 });
 
 export type StatsQueryT = Static<typeof StatsQuery>;

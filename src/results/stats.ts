@@ -7,9 +7,10 @@ import type { EffectivePlan } from '../plans/service.js';
 import type { Clock } from '../shared/context.js';
 import { getTargetRowInOrg } from '../targets/service.js';
 import { quantile } from './histogram.js';
-import { accumulate, Buckets, emptyAggregate, mergeAggregates, PHASES, STATUSES, uptimePct, type Aggregate } from './rollup.js';
-import { DAY_MS, HOUR_MS, HOURLY_KEEP_DAYS, readCursors, readRawObservations, readRollups, type Granularity } from './rollup-store.js';
-import { resultWindow } from './service.js';
+import { accumulate, Buckets, chargeDowntime, emptyAggregate, mergeAggregates, PHASES, STATUSES, uptimePct, type Aggregate } from './rollup.js';
+import { DAY_MS, HOUR_MS, HOURLY_KEEP_DAYS, readCursors, readDeclaredDowntime, readRawObservations, readRollups, type Granularity } from './rollup-store.js';
+import { NO_PROBE_REGION } from './types.js';
+import { oldestReadable, resultWindow } from './service.js';
 import type { LatencyStatsT, StatsQueryT } from './stats-schema.js';
 
 export interface StatsCtx { db: Executor; clock: Clock; orgId: string; plan: EffectivePlan }
@@ -25,16 +26,20 @@ export interface Plan { resolution: Resolution; bucketMs: number; from: number; 
 /**
  * Where a range is read from and the width of its series buckets: about 50 to 200 points. Raw
  * results answer ranges up to two days that lie inside `raw_days`; rollup ranges are widened to
- * whole buckets.
+ * whole buckets, but never to before `oldest` (what `retention_days` keeps readable): a first
+ * bucket that would reach past it is left out.
  */
-export function planRange(from: number, to: number, now: number, rawDays: number): Plan {
+export function planRange(from: number, to: number, now: number, rawDays: number, oldest = 0): Plan {
   const span = to - from;
   if (span <= 2 * DAY_MS && from >= now - rawDays * DAY_MS) {
     const bucketMs = span <= 2 * HOUR_MS ? MINUTE_MS : span <= 12 * HOUR_MS ? 5 * MINUTE_MS : 15 * MINUTE_MS;
     return { resolution: 'raw', bucketMs, from, to };
   }
-  const widen = (bucketMs: number, resolution: Resolution): Plan =>
-    ({ resolution, bucketMs, from: Math.floor(from / bucketMs) * bucketMs, to: Math.ceil(to / bucketMs) * bucketMs });
+  const widen = (bucketMs: number, resolution: Resolution): Plan => {
+    const floor = Math.floor(from / bucketMs) * bucketMs;
+    const start = floor >= oldest ? floor : Math.ceil(oldest / bucketMs) * bucketMs;
+    return { resolution, bucketMs, from: start, to: Math.max(start, Math.ceil(to / bucketMs) * bucketMs) };
+  };
   if (span <= 31 * DAY_MS && from >= now - HOURLY_KEEP_DAYS * DAY_MS) return widen(span <= 7 * DAY_MS ? HOUR_MS : 6 * HOUR_MS, 'hour');
   return widen(DAY_MS, 'day');
 }
@@ -112,7 +117,7 @@ async function prepare(ctx: StatsCtx, targetId: string, query: StatsQueryT) {
   await getTargetRowInOrg(ctx.db, ctx.orgId, targetId);
   const now = ctx.clock.now().getTime();
   const window = resultWindow(ctx.clock, ctx.plan, query, { defaultSpanMs: DEFAULT_SPAN_MS, endAtNow: true });
-  const plan = planRange(window.from.getTime(), window.to.getTime(), now, ctx.plan.caps.raw_days ?? Infinity);
+  const plan = planRange(window.from.getTime(), window.to.getTime(), now, ctx.plan.caps.raw_days ?? Infinity, oldestReadable(ctx.clock, ctx.plan));
   const byRegion = await bucketsByRegion(ctx.db, targetId, plan, now, query.region);
   const head = {
     target_id: targetId, from: new Date(plan.from).toISOString(), to: new Date(plan.to).toISOString(), resolution: plan.resolution,
@@ -121,7 +126,14 @@ async function prepare(ctx: StatsCtx, targetId: string, query: StatsQueryT) {
 }
 
 export async function getUptime(ctx: StatsCtx, targetId: string, query: StatsQueryT) {
-  const { byRegion, head } = await prepare(ctx, targetId, query);
+  const { plan, byRegion, head } = await prepare(ctx, targetId, query);
+  const clip = { from: plan.from, to: Math.min(plan.to, ctx.clock.now().getTime()) };
+  const declared = await readDeclaredDowntime(ctx.db, targetId, clip);
+  if (declared.length) {
+    // Declared downtime counts once in every region's time (once alone when none reported).
+    if (!byRegion.size) byRegion.set(NO_PROBE_REGION, new Buckets(plan.bucketMs));
+    for (const buckets of byRegion.values()) chargeDowntime(buckets, declared, clip);
+  }
   const sum = total([...byRegion.values()].flatMap((b) => [...b.byStart.values()]));
   const secs = (ms: number): number => Math.round(ms) / 1000;
   return {

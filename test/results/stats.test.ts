@@ -145,4 +145,64 @@ describe('uptime and latency', () => {
     const old = (await freeApi('GET', `/api/v1/targets/${freeId}/uptime?from=${iso(now - 200 * DAY)}`)).json();
     assert.ok(Date.parse(old.from) >= now - 31 * DAY, old.from);
   });
+
+  it('answers a range wholly older than retention_days as empty, and widens no bucket past it', async () => {
+    const free = await createTenantWithToken(t, { plan: 'free' });
+    const freeApi = client(t, free.token);
+    const id = (await freeApi('POST', '/api/v1/targets', httpTarget())).json().id as string;
+    const now = t.clock.now().getTime();
+    // Free keeps 30 days readable: this result is just past that, inside the day bucket a widened range would read.
+    t.services.results.push({ targetId: id, orgId: free.orgId, region: 'local', status: 'down', duration_ms: 5, error: 'refused', checkedAt: new Date(now - 30 * DAY - MIN), staleAfterMs: 3 * MIN });
+    await t.services.results.flush();
+
+    const before = `from=${iso(now - 100 * DAY)}&to=${iso(now - 60 * DAY)}`;
+    const results = await freeApi('GET', `/api/v1/targets/${id}/results?${before}`);
+    assert.equal(results.statusCode, 200, results.body);
+    assert.equal(results.json().total, 0);
+    const uptime = await freeApi('GET', `/api/v1/targets/${id}/uptime?${before}`);
+    assert.equal(uptime.statusCode, 200, uptime.body);
+    assert.deepEqual([uptime.json().checks.total, uptime.json().uptime_pct], [0, null]);
+
+    for (const path of ['uptime', 'latency']) {
+      const all = (await freeApi('GET', `/api/v1/targets/${id}/${path}?from=${iso(now - 200 * DAY)}`)).json();
+      assert.ok(Date.parse(all.from) >= now - 30 * DAY, `${path} from ${all.from}`);
+      if (path === 'uptime') assert.deepEqual([all.checks.total, all.down_secs], [0, 0]);
+    }
+  });
+
+  it('counts a declared incident with counts_as_downtime as down time, in every resolution', async () => {
+    const id = await monitor();
+    const quiet = await monitor();
+    const t0 = Math.floor((t.clock.now().getTime() - 30 * MIN) / MIN) * MIN;
+    // One up result that stands for two hours: all of the range is up by the checks.
+    await write(id, [{ checkedAt: new Date(t0), staleAfterMs: 2 * HOUR }]);
+    const declare = async (counts: boolean) => {
+      const res = await api('POST', '/api/v1/incidents', { title: `outage ${counts}`, severity: 'major', target_ids: [id, quiet], counts_as_downtime: counts });
+      assert.equal(res.statusCode, 201, res.body);
+      return res.json().id as string;
+    };
+    const counted = await declare(true);
+    const ignored = await declare(false);
+    t.clock.advance(10 * MIN);
+    for (const incident of [counted, ignored]) assert.equal((await api('POST', `/api/v1/incidents/${incident}/resolve`)).statusCode, 200);
+    t.clock.advance(10 * MIN);
+    const now = t.clock.now().getTime();
+    const detail = (await api('GET', `/api/v1/incidents/${counted}`)).json();
+    const spanMs = Date.parse(detail.ended_at) - Date.parse(detail.started_at);
+    assert.ok(Math.abs(spanMs - 10 * MIN) < 5_000, String(spanMs));
+
+    const raw = await get(`/api/v1/targets/${id}/uptime`, { from: iso(t0), to: iso(now) });
+    assert.equal(raw.resolution, 'raw');
+    assert.deepEqual([raw.down_secs, raw.up_secs, raw.checks.total], [spanMs / 1000, (now - t0 - spanMs) / 1000, 1]);
+    assert.equal(raw.uptime_pct, Math.round(((now - t0 - spanMs) / (now - t0)) * 100_000) / 1000);
+
+    const hourly = await get(`/api/v1/targets/${id}/uptime`, { from: iso(t0 - 3 * DAY), to: iso(now) });
+    assert.equal(hourly.resolution, 'hour');
+    assert.equal(hourly.down_secs, spanMs / 1000);
+    assert.ok(hourly.uptime_pct < 100, String(hourly.uptime_pct));
+
+    // A monitor with no result in the range is down for the declared span, and nothing else.
+    const none = await get(`/api/v1/targets/${quiet}/uptime`, { from: iso(t0), to: iso(now) });
+    assert.deepEqual([none.down_secs, none.up_secs, none.uptime_pct], [spanMs / 1000, 0, 0]);
+  });
 });
