@@ -1,6 +1,7 @@
 // Loads configuration once at boot: TOML file, then environment, checked against the key table.
 import { readFileSync, existsSync } from 'node:fs';
 import { parse as parseToml } from 'smol-toml';
+import { listenOrigin } from './public-base-url.js';
 import { CONFIG_KEYS, envNameOf, LOADER_ENV, type KeySpec } from './schema.js';
 
 export type ConfigValue = boolean | number | string | string[];
@@ -34,7 +35,15 @@ export function loadConfig(options: LoadOptions = {}): Config {
     if (!spec) throw new ConfigError(key, 'unknown key');
     values[key] = value === undefined ? undefined : coerce(key, spec, value, typeof value === 'string');
   }
+  values['auth.public_base_url'] ??= derivedPublicBaseUrl(values);
   return Object.freeze(values);
+}
+
+/** Unset `auth.public_base_url` is where the server listens, so every link and ping URL reaches it. */
+function derivedPublicBaseUrl(values: Record<string, ConfigValue | undefined>): string {
+  const origin = listenOrigin(values['http.host'] as string, values['http.port'] as number);
+  if (!origin) throw new ConfigError('auth.public_base_url', `unset, and http.host ${show(values['http.host'])} is no URL host: set it`);
+  return origin;
 }
 
 function resolveConfigFile(options: LoadOptions, env: NodeJS.ProcessEnv): string | undefined {

@@ -1,6 +1,6 @@
 // Manual monitors (monitoring-api.md, "Manual monitor rules", "Manual monitor" transitions): a state
-// set by hand. A set that changes status or note writes a result at once and an audit row; the same
-// status and note again writes nothing. The scheduler restates the state once a minute.
+// set by hand. A set that changes status or note writes a result at once (if the monitor runs) and an
+// audit row; the same status and note again writes nothing. The scheduler restates the state once a minute.
 import type { Db, Executor } from '../db/db.js';
 import { NO_PROBE_REGION, type ResultWriter } from '../results/index.js';
 import { writeAudit } from '../shared/audit.js';
@@ -61,6 +61,9 @@ export async function restateManualState(db: Db, results: ResultWriter, clock: C
   });
 }
 
+/** Whether a monitor reports results now: enabled and not held (restateManualState asks the same in SQL). */
+const runs = (target: TargetRow): boolean => target.enabled && target.held_at === null;
+
 export async function getManualState(ctx: ManualCtx, id: string): Promise<ManualStateT> {
   return toState(await stateRow(ctx.db, await manualTarget(ctx.db, ctx.org.id, id)));
 }
@@ -84,7 +87,10 @@ export async function putManualState(ctx: ManualCtx, id: string, input: PutManua
       details: { status: input.status, note, previous_status: current.status },
     });
     const state: StateRow = { status: input.status, note, set_at: now, set_by: ctx.userId };
-    await ctx.results.writeNow(tx, { ...resultOfState(state), targetId: id, orgId: ctx.org.id, region: NO_PROBE_REGION, checkedAt: now });
+    // A paused or held monitor keeps its state unreported: the scheduler restates it once it runs again.
+    if (runs(target)) {
+      await ctx.results.writeNow(tx, { ...resultOfState(state), targetId: id, orgId: ctx.org.id, region: NO_PROBE_REGION, checkedAt: now });
+    }
     return state;
   });
   return toState(state);

@@ -5,7 +5,7 @@
 import type { Executor } from '../db/db.js';
 import { existingChannelIds } from '../channels/index.js';
 import { mintPingTokens } from '../heartbeat/index.js';
-import { actorIdOf } from '../shared/context.js';
+import { auditActor } from '../shared/audit.js';
 import { AppError, quotaExceeded, underField } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import { checkReferences, listVariableKinds, type ReferencedText } from '../variables/index.js';
@@ -23,12 +23,13 @@ export const BULK_CREATE_MAX = 10_000;
  * statement carries two id arrays, not 10,000 JSON documents.
  */
 async function auditCreated(tx: Executor, ctx: TargetsCtx, ids: readonly string[], action: string, sourceId?: string): Promise<void> {
+  const who = auditActor(ctx.actor);
   await tx.query(
     `INSERT INTO audit_log (id, org_id, account_id, actor_type, actor_id, action, entity_type, entity_id, details)
      SELECT a.audit_id, t.org_id, t.account_id, $1, $2, $3, 'target', t.id::text,
-            jsonb_strip_nulls(jsonb_build_object('name', t.name, 'kind', t.kind, 'write_source', t.write_source, 'source_id', $4::text))
+            jsonb_strip_nulls(jsonb_build_object('name', t.name, 'kind', t.kind, 'write_source', t.write_source, 'source_id', $4::text)) || $7::jsonb
        FROM unnest($5::uuid[], $6::uuid[]) AS a(audit_id, target_id) JOIN targets t ON t.id = a.target_id`,
-    [ctx.actor.type, actorIdOf(ctx.actor), action, sourceId ?? null, ids.map(() => newId()), ids]);
+    [who.type, who.id, action, sourceId ?? null, ids.map(() => newId()), ids, who.details]);
 }
 
 /** Runs `fn` for item `i` of a batch; its error names the item (`targets[i].check.url`). */

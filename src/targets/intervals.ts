@@ -12,9 +12,12 @@ export function effectiveFloor(kind: CheckKind, planFloor: number | null): numbe
   return Math.max(planFloor ?? 0, KIND_INTERVAL_FLOOR_SECS[kind]);
 }
 
-/** Heartbeat evaluation cadence: one tenth of period + grace, held in 60..300 s, or the plan floor if higher. */
+/**
+ * Heartbeat evaluation cadence in seconds (`period` and `grace` are ms): one tenth of period + grace,
+ * held in 60..300 s, or the plan floor if higher. Rounded down: "not coarser than" a tenth.
+ */
 export function heartbeatCadence(check: { period: number; grace: number }, planFloor: number | null): number {
-  const tenth = Math.ceil((check.period + check.grace) / 10 / 1000);
+  const tenth = Math.floor((check.period + check.grace) / 10 / 1000);
   const held = Math.min(HEARTBEAT_INTERVAL_MAX_SECS, Math.max(HEARTBEAT_INTERVAL_MIN_SECS, tenth));
   return Math.max(held, planFloor ?? 0);
 }

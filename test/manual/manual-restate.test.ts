@@ -105,6 +105,41 @@ describe('manual monitors: the scheduler restates the state', () => {
     assert.deepEqual(await getState(id), state);
   });
 
+  const incidentsOf = (id: string) => t.services.db.query<{ status: string }>('SELECT status FROM incidents WHERE target_id = $1', [id]);
+
+  it('a set on a paused monitor is kept and audited but writes no result and opens no incident; resumed, the restatement reports it', async () => {
+    const id = await createManual('paused board');
+    assert.equal((await api('PATCH', `/api/v1/targets/${id}`, { enabled: false })).statusCode, 200);
+    await setState(id, { status: 'down', note: 'set while paused' });
+    assert.deepEqual([(await getState(id)).status, (await getState(id)).note], ['down', 'set while paused'], 'the state is stored');
+    const audited = await t.services.db.query(`SELECT 1 FROM audit_log WHERE entity_id = $1 AND action = 'target.state_set'`, [id]);
+    assert.equal(audited.length, 1, 'the set is audited');
+    assert.deepEqual(await results(id), [], 'no result while paused');
+    assert.deepEqual(await incidentsOf(id), [], 'nothing pages');
+
+    assert.equal((await api('PATCH', `/api/v1/targets/${id}`, { enabled: true })).statusCode, 200);
+    assert.ok((await handOut(id))?.restated, 'handed out again');
+    assert.equal(await restate(id), true);
+    assert.deepEqual(await results(id), [{ status: 'down', error: 'set while paused', region: 'none', stale_after_ms: null }]);
+    assert.deepEqual(await incidentsOf(id), [{ status: 'open' }], 'reported once it runs again');
+  });
+
+  it('a set on a held monitor writes no result; released, the restatement reports it', async () => {
+    const id = await createManual('held board');
+    // No route holds a monitor yet: the plan-hold reconcile sets the column, as here.
+    const hold = (at: Date | null) => t.services.db.query('UPDATE targets SET held_at = $2 WHERE id = $1', [id, at]);
+    await hold(new Date());
+    await setState(id, { status: 'down', note: 'set while held' });
+    assert.equal((await getState(id)).status, 'down', 'the state is stored');
+    assert.deepEqual(await results(id), [], 'no result while held');
+    assert.deepEqual(await incidentsOf(id), [], 'nothing pages');
+
+    await hold(null);
+    assert.ok((await handOut(id))?.restated, 'handed out once released');
+    assert.equal(await restate(id), true);
+    assert.deepEqual((await results(id)).map((r) => [r.status, r.error]), [['down', 'set while held']]);
+  });
+
   it('a set committing while a restatement waits is read, never overtaken by the state it replaced', async () => {
     const id = await createManual('race');
     await setState(id, { status: 'down', note: 'before' });

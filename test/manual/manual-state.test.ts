@@ -24,8 +24,8 @@ describe('manual monitors: state', () => {
   const results = async (id: string) => {
     return t.services.db.query<{ status: string; error: string | null }>('SELECT status, error FROM check_results WHERE target_id = $1 ORDER BY checked_at, id', [id]);
   };
-  const audits = async (id: string) => t.services.db.query<{ action: string; actor_id: string; details: Json }>(
-    `SELECT action, actor_id, details FROM audit_log WHERE entity_id = $1 AND action = 'target.state_set' ORDER BY id`, [id]);
+  const audits = async (id: string) => t.services.db.query<{ action: string; actor_type: string; actor_id: string; details: Json }>(
+    `SELECT action, actor_type, actor_id, details FROM audit_log WHERE entity_id = $1 AND action = 'target.state_set' ORDER BY id`, [id]);
 
   it('starts up, set at creation, by nobody', async () => {
     const target = (await api('GET', `/api/v1/targets/${manualId}`)).json() as Json;
@@ -45,6 +45,9 @@ describe('manual monitors: state', () => {
     assert.deepEqual(await results(manualId), [{ status: 'down', error: 'database failover in progress' }]);
     const [audit] = await audits(manualId);
     assert.equal(audit!.details.status, 'down');
+    const [token] = await t.services.db.query<{ id: string }>('SELECT id FROM api_tokens WHERE user_id = $1', [tenant.userId]);
+    assert.deepEqual([audit!.actor_type, audit!.actor_id], ['token', token!.id], 'the actor is the token used');
+    assert.equal(audit!.details.acting_user_id, tenant.userId, 'and the acting user is recorded with it');
     const noteOnly = await api('PUT', `/api/v1/targets/${manualId}/state`, { status: 'down', note: 'failover done, verifying' });
     assert.equal(noteOnly.json().note, 'failover done, verifying');
     assert.equal((await results(manualId)).length, 2, 'a new note alone is a change');
@@ -102,6 +105,7 @@ describe('manual monitors: state', () => {
     const member = client(t, await createToken(t, memberId, { orgId: tenant.orgId }));
     const set = await member('PUT', `/api/v1/targets/${manualId}/state`, { status: 'down', note: 'by a member who leaves' });
     assert.equal(set.json().set_by, memberId);
+    assert.equal((await audits(manualId)).at(-1)!.details.acting_user_id, memberId, 'the audit names the member, not the token');
     await t.services.db.query('DELETE FROM users WHERE id = $1', [memberId]);
     const after = (await api('GET', `/api/v1/targets/${manualId}/state`)).json() as Json;
     assert.equal(after.set_by, null);

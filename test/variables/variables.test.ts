@@ -190,7 +190,7 @@ describe('variables API: rules', () => {
       assert.equal(r.org_id, a.orgId);
       assert.equal(r.actor_type, 'token');
       assert.equal(r.entity_type, 'variable');
-      assert.deepEqual(r.details, { key: 'audited', is_secret: true });
+      assert.deepEqual(r.details, { key: 'audited', is_secret: true, acting_user_id: a.userId });
     }
     const all = await t.services.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM audit_log WHERE details::text LIKE '%AUDIT-PLAINTEXT%'`);
     assert.equal(all[0]!.n, 0);
