@@ -29,9 +29,10 @@ export function registerCheckRoutes(app: FastifyInstance, services: Services): v
   addRoute(app, {
     method: 'POST', url: '/api/v1/targets/:id/check-now', auth: 'user', scope: 'targets:execute', tags: TAGS,
     summary: 'Check a monitor now',
-    description: `Runs the stored check once from this node's region (\`local\`) with its stored credentials and variables, whether or not the monitor is paused, writes the result to its history and answers 200 with it. Counted against \`check_now_per_minute\`. ${UNPROBED}`,
+    description: `Runs the stored check once from this node's region (\`local\`) with its stored credentials and variables, whether or not the monitor is paused, writes the result to its history and answers 200 with it. A held monitor (the account is over a plan cap; see account holds) is not probed: 409 \`TARGET_HELD\`. Counted against \`check_now_per_minute\`. ${UNPROBED}`,
     params: IdParams,
     response: { 200: CheckResult },
+    errors: [409],
     handler: async (request) => checkNow(ctx(request), request.params.id),
   });
 }

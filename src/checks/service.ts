@@ -6,16 +6,18 @@ import type { Db } from '../db/db.js';
 import type { EffectivePlan } from '../plans/service.js';
 import { resolveSpec, runProbe, type ProbeContext, type ProbeResult } from '../probes/index.js';
 import { roundTimings, staleAfterMsOf, toCheckResult, type CheckResultT, type ResultWriter } from '../results/index.js';
+import { effectiveIntervalSecs } from '../scheduler/slots.js';
 import type { Clock, OrgRef } from '../shared/context.js';
 import { AppError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import type { Sealer } from '../shared/seal.js';
 import type { CheckSpecT } from '../targets/check-specs.js';
-import { prepareCheck } from '../targets/checks.js';
+import { checkFlowEnabled, prepareCheck } from '../targets/checks.js';
 import type { CheckKind } from '../targets/constants.js';
 import type { NetworkCtx } from '../targets/network.js';
 import { openCredentials } from '../targets/redaction.js';
 import { checkVariables, getTargetRowInOrg } from '../targets/service.js';
+import type { TargetRow } from '../targets/store.js';
 import { resolveVariableValues } from '../variables/index.js';
 
 /** The region of the runner built into every node. */
@@ -41,6 +43,17 @@ function refuseUnprobeable(kind: CheckKind): void {
   }
 }
 
+/** A held monitor is not probed and raises no alert (service-api.md, "Holds"): check-now may not run it either. */
+function refuseHeld(row: TargetRow): void {
+  if (row.held_at !== null) {
+    throw new AppError(409, 'TARGET_HELD', 'this monitor is held (the account is over a plan cap): it is not probed until released');
+  }
+}
+
+/** The stale cap the scheduler would give this monitor's result: from its effective interval, not the stored one. */
+const staleAfterMsFor = (row: TargetRow, plan: EffectivePlan): number =>
+  staleAfterMsOf(effectiveIntervalSecs(row.kind, row.interval_secs, plan.caps.min_check_interval_secs) * 1000);
+
 /** The test body is the check itself: a rule's `check.url` is the body's `url`. */
 function atBodyRoot(err: unknown): unknown {
   if (!(err instanceof AppError) || !err.extra.field?.startsWith('check.')) return err;
@@ -61,6 +74,8 @@ const common = (result: ProbeResult, checkedAt: Date): TestResultT => ({
 
 export async function testCheck(ctx: ChecksCtx, spec: CheckSpecT): Promise<TestResultT> {
   refuseUnprobeable(spec.type);
+  // A test-run meets every write-time refusal (service-api.md, "Errors"), the plan's flow switch first as on create.
+  checkFlowEnabled(spec.type, ctx.plan);
   try {
     const prepared = await prepareCheck(spec, { plan: ctx.plan, network: ctx.network, sealer: ctx.sealer });
     await checkVariables(ctx.db, ctx.org.id, prepared.texts);
@@ -75,12 +90,13 @@ export async function testCheck(ctx: ChecksCtx, spec: CheckSpecT): Promise<TestR
 export async function checkNow(ctx: ChecksCtx, targetId: string): Promise<CheckResultT> {
   const row = await getTargetRowInOrg(ctx.db, ctx.org.id, targetId);
   refuseUnprobeable(row.kind);
+  refuseHeld(row);
   const spec = openCredentials(row.check_spec, ctx.sealer);
   const checkedAt = ctx.clock.now();
   const result: ProbeResult = spec
     ? await runProbe(resolveSpec(spec, await variableValues(ctx, row.variable_refs)), ctx.probe)
     : { status: 'error', duration_ms: 0, error: 'a stored credential was sealed under a key that is no longer configured' };
-  const record = { ...result, duration_ms: Math.max(0, Math.round(result.duration_ms)), id: newId(), targetId, orgId: ctx.org.id, region: LOCAL_REGION, checkedAt, staleAfterMs: staleAfterMsOf(row.interval_secs * 1000) };
+  const record = { ...result, duration_ms: Math.max(0, Math.round(result.duration_ms)), id: newId(), targetId, orgId: ctx.org.id, region: LOCAL_REGION, checkedAt, staleAfterMs: staleAfterMsFor(row, ctx.plan) };
   await ctx.db.transaction((tx) => ctx.results.writeNow(tx, record));
   return toCheckResult({
     id: record.id, target_id: targetId, region: LOCAL_REGION, checked_at: checkedAt, status: record.status,

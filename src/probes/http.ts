@@ -1,7 +1,8 @@
 // The http probe (monitoring-api.md, "http"): one request over a fresh connection to an address the
 // guard allowed (pinned, so the name is never resolved twice), redirects followed hop by hop with
-// each hop re-checked, the status judged against `expected_status`, the body searched within a
-// bounded read, all inside one `timeout` budget. Per-phase timings come from the socket's events.
+// each hop re-checked and credentials sent only to the check's own origin, the status judged against
+// `expected_status`, the body searched within a bounded read, all inside one `timeout` budget.
+// Per-phase timings come from the socket's events.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction, type Socket } from 'node:net';
@@ -45,7 +46,7 @@ interface Attempt {
   timings: PhaseTimings;
 }
 
-/** Request headers of every hop: the spec's, then credentials (they win over a header of the same name). */
+/** Request headers for the check's own origin: the spec's, then credentials (they win over a header of the same name). */
 function requestHeaders(spec: HttpCheckT): Record<string, string> {
   const headers: Record<string, string> = {};
   const hasUserAgent = Object.keys(spec.headers).some((k) => k.toLowerCase() === 'user-agent');
@@ -54,6 +55,15 @@ function requestHeaders(spec: HttpCheckT): Record<string, string> {
   if (spec.basic_auth) headers.authorization = `Basic ${Buffer.from(`${spec.basic_auth[0]}:${spec.basic_auth[1]}`).toString('base64')}`;
   if (spec.bearer_token) headers.authorization = `Bearer ${spec.bearer_token}`;
   return headers;
+}
+
+/** Headers that carry credentials; whatever their case, they never leave the check's origin (as fetch and curl do). */
+const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
+
+/** One hop's headers: all of them at the check's own origin (scheme, host, port); elsewhere, all but credentials. */
+function hopHeaders(headers: Record<string, string>, url: URL, checkOrigin: string): Record<string, string> {
+  if (url.origin === checkOrigin) return headers;
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !CREDENTIAL_HEADERS.has(name.toLowerCase())));
 }
 
 /** A URL's host as a resolver or connect call takes it: IPv6 literals without brackets. */
@@ -166,13 +176,14 @@ export const httpProbe: Probe<HttpCheckT> = async (spec, ctx) => {
   const headers = requestHeaders(spec);
   const readBody = spec.expected_body_contains != null;
   let url = new URL(spec.url);
+  const checkOrigin = url.origin;
   let method: string = spec.method;
   let body = spec.body ?? null;
   let redirects = 0;
   const elapsed = () => performance.now() - started;
   return withDeadline(spec.timeout, ctx.signal, async (signal) => {
     for (;;) {
-      const res = await attempt(url, method, headers, body, spec, readBody, ctx, signal);
+      const res = await attempt(url, method, hopHeaders(headers, url, checkOrigin), body, spec, readBody, ctx, signal);
       const fields = { status_code: res.statusCode, final_url: url.href, redirects, address: res.address };
       if (spec.follow_redirects && REDIRECTS.has(res.statusCode) && !statusAcceptedExplicitly(spec, res.statusCode)) {
         if (redirects >= spec.max_redirects) {

@@ -57,13 +57,18 @@ export const PingCheck = Type.Object({
   timeout: timeout(5_000),
 }, { ...strict, title: 'PingCheck' });
 
+// The forms and sizes of `domain`, `resolver` and `expected_records` are the DNS rules'
+// (dns-params.ts), not the schema's: the spec answers them 400 INVALID_DNS_PARAMS, which a schema
+// bound would pre-empt with VALIDATION_FAILED. Those rules run in linear time; the body limit bounds the input.
 export const DnsCheck = Type.Object({
   type: Type.Literal('dns'),
-  domain: Type.String({ minLength: 1, maxLength: 255 }),
+  domain: Type.String({ description: 'Name to query, at most 253 characters (PTR: an address or its reverse name); a malformed one is 400 `INVALID_DNS_PARAMS`.' }),
   record_type: Type.Union(DNS_RECORD_TYPES.map((t) => Type.Literal(t))),
-  resolver: Type.Optional(nullable(Type.String({ minLength: 1, maxLength: 64, description: '`ip` or `ip:port`; omitted means the process resolver.' }))),
+  resolver: Type.Optional(nullable(Type.String({ description: '`ip` or `ip:port`; omitted means the process resolver. Another form is 400 `INVALID_DNS_PARAMS`.' }))),
   expected_contains: Type.Optional(nullable(Type.String({ minLength: 1, maxLength: 2048 }))),
-  expected_records: Type.Optional(nullable(Type.Array(Type.String({ minLength: 1, maxLength: EXPECTED_RECORD_MAX_LENGTH }), { maxItems: EXPECTED_RECORDS_MAX, description: 'Exact answer set; an empty list equals none.' }))),
+  expected_records: Type.Optional(nullable(Type.Array(Type.String(), {
+    description: `Exact answer set; an empty list equals none. Up to ${EXPECTED_RECORDS_MAX} values, each 1..${EXPECTED_RECORD_MAX_LENGTH} characters in the record type's form; beyond, 400 \`INVALID_DNS_PARAMS\`.`,
+  }))),
   timeout: timeout(5_000),
 }, { ...strict, title: 'DnsCheck' });
 

@@ -7,7 +7,7 @@ import { isIP, isIPv4, isIPv6 } from 'node:net';
 import { domainToASCII } from 'node:url';
 import ipaddr from 'ipaddr.js';
 import { AppError } from '../shared/errors.js';
-import type { DnsRecordType } from './constants.js';
+import { EXPECTED_RECORD_MAX_LENGTH, EXPECTED_RECORDS_MAX, type DnsRecordType } from './constants.js';
 
 /** The dns check fields these rules read (a `DnsCheck` satisfies it). */
 export interface DnsParams {
@@ -273,15 +273,30 @@ export function normaliseRecord(type: DnsRecordType, value: string, field = 'che
 }
 
 /**
- * Rule 4: `expected_records` and `expected_contains` exclude each other; every value is in the
- * type's form; no two values are the same record. Returns the list to store (values as given),
- * or null when there is none (an empty list equals none).
+ * The spec's size limits on `expected_records` (up to 50 values, each up to 2048 characters; an
+ * empty value is no record). Checked here, not in the schema, so they answer INVALID_DNS_PARAMS.
+ */
+function checkRecordLimits(records: readonly string[]): void {
+  if (records.length > EXPECTED_RECORDS_MAX) {
+    throw dnsError('check.expected_records', `at most ${EXPECTED_RECORDS_MAX} values (got ${records.length})`);
+  }
+  records.forEach((value, i) => {
+    if (value === '') throw dnsError(`check.expected_records[${i}]`, 'is empty');
+    if (value.length > EXPECTED_RECORD_MAX_LENGTH) throw dnsError(`check.expected_records[${i}]`, `is longer than ${EXPECTED_RECORD_MAX_LENGTH} characters`);
+  });
+}
+
+/**
+ * Rule 4: `expected_records` and `expected_contains` exclude each other; at most 50 values of 1..2048
+ * characters, every one in the type's form; no two values are the same record. Returns the list
+ * to store (values as given), or null when there is none (an empty list equals none).
  */
 export function checkExpectedRecords(type: DnsRecordType, records: readonly string[] | null | undefined, contains: string | null | undefined): string[] | null {
   if (records === undefined || records === null || records.length === 0) return null;
   if (contains !== undefined && contains !== null) {
     throw dnsError('check.expected_records', 'set either expected_records or expected_contains, not both');
   }
+  checkRecordLimits(records);
   const seen = new Map<string, number>();
   const mxHosts: Array<{ host: string; bare: boolean; i: number }> = [];
   records.forEach((value, i) => {

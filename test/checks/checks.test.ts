@@ -116,6 +116,42 @@ describe('test, check-now and results', () => {
     expectError(await api('POST', '/api/v1/targets/0190a5b4-0000-7000-8000-000000000000/check-now'), 404, 'NOT_FOUND');
   });
 
+  it('test refuses a flow spec on a plan whose flow cap is 0: 403 FLOW_CHECKS_DISABLED, as a create would', async () => {
+    const flow = { type: 'flow', start_url: base, steps: [{ op: 'assert_url', contains: '127.0.0.1' }] };
+    const free = await createTenantWithToken(t, { plan: 'free' });
+    expectError(await client(t, free.token)('POST', '/api/v1/targets/test', flow), 403, 'FLOW_CHECKS_DISABLED');
+    expectError(await client(t, free.token)('POST', '/api/v1/targets', { name: 'f', check: flow }), 403, 'FLOW_CHECKS_DISABLED');
+    // A plan with flows passes the switch (the run itself is the flow probe's business).
+    assert.equal((await api('POST', '/api/v1/targets/test', flow)).statusCode, 200);
+  });
+
+  it('check-now on a held monitor is 409 TARGET_HELD: not probed, nothing written; released, it runs', async () => {
+    const id = await createHttp({ url: `${base}/down` }, { alert_confirmations: 1 });
+    const hold = (at: Date | null) => t.services.db.query('UPDATE targets SET held_at = $2 WHERE id = $1', [id, at]);
+    await hold(new Date());
+    const hitsBefore = seen.length;
+    expectError(await api('POST', `/api/v1/targets/${id}/check-now`), 409, 'TARGET_HELD');
+    assert.equal(seen.length, hitsBefore, 'the server was not probed');
+    assert.equal(((await api('GET', `/api/v1/targets/${id}/results`)).json() as Json).total, 0, 'no result, so nothing to alert on');
+    await hold(null);
+    assert.equal((await api('POST', `/api/v1/targets/${id}/check-now`)).statusCode, 200);
+    const doc = (await t.inject({ method: 'GET', url: '/api/openapi.json' })).json() as Json;
+    const op = doc.paths['/api/v1/targets/{id}/check-now'].post;
+    assert.ok(op.responses['409'], 'the 409 is documented');
+    assert.match(op.description, /TARGET_HELD/);
+  });
+
+  it('check-now stamps the stale cap from the effective interval (plan floor over the stored one), as the scheduler does', async () => {
+    const other = await createTenantWithToken(t, { plan: 'team' });
+    const res = await client(t, other.token)('POST', '/api/v1/targets', { name: 'web', check: { type: 'http', url: base }, interval: 60 });
+    assert.equal(res.statusCode, 201, res.body);
+    const id = (res.json() as Json).id as string;
+    await overrideCaps(t, other.accountId, { min_check_interval_secs: 300 });
+    assert.equal((await client(t, other.token)('POST', `/api/v1/targets/${id}/check-now`)).statusCode, 200);
+    const [row] = await t.services.db.query<{ stale: number }>('SELECT stale_after_ms::int AS stale FROM check_results WHERE target_id = $1', [id]);
+    assert.equal(row!.stale, 3 * 300_000, 'three effective intervals (300 s), not three stored ones (60 s)');
+  });
+
   it('results: newest first, paginated, filtered by window and region, bounded by retention_days', async () => {
     const id = await createHttp({ url: base });
     const now = t.clock.now().getTime();

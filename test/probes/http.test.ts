@@ -228,6 +228,71 @@ describe('http probe', () => {
   });
 });
 
+describe('http probe: credentials stay at the check\'s origin across redirects', () => {
+  let a: Server;
+  let b: Server;
+  let baseA: string;
+  let baseB: string;
+  const seen: Array<{ server: 'a' | 'b'; url: string; headers: IncomingMessage['headers'] }> = [];
+  const listen = async (server: Server): Promise<string> => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  };
+
+  before(async () => {
+    // Same host, another port: another origin (scheme, host and port all count).
+    b = createServer((req, res) => {
+      seen.push({ server: 'b', url: req.url!, headers: req.headers });
+      if (req.url === '/back') { res.writeHead(302, { location: `${baseA}/landing` }); res.end(); return; }
+      res.writeHead(200); res.end('b');
+    });
+    baseB = await listen(b);
+    a = createServer((req, res) => {
+      seen.push({ server: 'a', url: req.url!, headers: req.headers });
+      if (req.url === '/away') { res.writeHead(302, { location: `${baseB}/landing` }); res.end(); return; }
+      if (req.url === '/away-and-back') { res.writeHead(302, { location: `${baseB}/back` }); res.end(); return; }
+      if (req.url === '/same') { res.writeHead(302, { location: '/landing' }); res.end(); return; }
+      res.writeHead(200); res.end('a');
+    });
+    baseA = await listen(a);
+  });
+  after(async () => {
+    for (const server of [a, b]) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  const at = (server: 'a' | 'b', url: string) => seen.filter((h) => h.server === server && h.url === url).at(-1)!.headers;
+  const custom = { Cookie: 'session=s1', 'PROXY-Authorization': 'Basic cHJveHk6cA==', 'X-Api-Key': 'k1' };
+
+  it('another origin gets no Authorization (bearer, basic or a header), Cookie or Proxy-Authorization; other headers go', async () => {
+    const cases: Array<Partial<HttpCheckT>> = [
+      { bearer_token: 'SECRET-TOKEN', headers: custom },
+      { basic_auth: ['user', 'pass'], headers: custom },
+      { headers: { ...custom, AUTHORIZATION: 'Token t1' } },
+    ];
+    for (const fields of cases) {
+      const r = await httpProbe(check({ url: `${baseA}/away`, ...fields }), ctxOf());
+      assert.equal(r.status, 'up', String(r.error));
+      assert.equal(r.fields?.final_url, `${baseB}/landing`);
+      assert.ok(at('a', '/away').authorization, 'the check\'s own origin got the credential');
+      const hop = at('b', '/landing');
+      assert.deepEqual([hop.authorization, hop.cookie, hop['proxy-authorization']], [undefined, undefined, undefined], JSON.stringify(fields));
+      assert.equal(hop['x-api-key'], 'k1', 'other custom headers still go');
+    }
+  });
+
+  it('a same-origin hop, or a hop back to the check\'s origin, keeps them', async () => {
+    assert.equal((await httpProbe(check({ url: `${baseA}/same`, bearer_token: 'tok', headers: custom }), ctxOf())).status, 'up');
+    const same = at('a', '/landing');
+    assert.deepEqual([same.authorization, same.cookie, same['proxy-authorization']], ['Bearer tok', 'session=s1', 'Basic cHJveHk6cA==']);
+    assert.equal((await httpProbe(check({ url: `${baseA}/away-and-back`, bearer_token: 'tok2' }), ctxOf())).status, 'up');
+    assert.equal(at('b', '/back').authorization, undefined);
+    assert.equal(at('a', '/landing').authorization, 'Bearer tok2');
+  });
+});
+
 describe('http probe over TLS', () => {
   let server: HttpsServer;
   let base: string;

@@ -114,6 +114,15 @@ describe('dns params: expected_records', () => {
     refused(() => checkExpectedRecords('A', ['192.0.2.1', 'nope'], null), 'check.expected_records[1]');
   });
 
+  it('at most 50 values, each 1..2048 characters (the spec\'s limits, answered INVALID_DNS_PARAMS)', () => {
+    const fifty = Array.from({ length: 50 }, (_, i) => `v${i}`);
+    assert.equal(checkExpectedRecords('TXT', fifty, null)?.length, 50);
+    assert.equal(checkExpectedRecords('TXT', ['x'.repeat(2048)], null)?.length, 1);
+    refused(() => checkExpectedRecords('TXT', [...fifty, 'v50'], null), 'check.expected_records');
+    refused(() => checkExpectedRecords('TXT', ['ok', 'x'.repeat(2049)], null), 'check.expected_records[1]');
+    refused(() => checkExpectedRecords('TXT', ['ok', 'fine', ''], null), 'check.expected_records[2]');
+  });
+
   it('duplicates are refused, compared in the normalised form', () => {
     refused(() => checkExpectedRecords('A', ['192.0.2.1', '192.0.2.1'], null), 'check.expected_records[1]');
     refused(() => checkExpectedRecords('AAAA', ['2001:db8::1', '2001:0db8:0:0::1'], null), 'check.expected_records[1]');
