@@ -6,6 +6,7 @@
 // early (routine pings leave it alone): such a row is set to its real deadline and left up.
 import type { Logger } from 'pino';
 import type { Db } from '../db/db.js';
+import { closeWaitedRecoveries } from '../incidents/index.js';
 import type { CheckResultRecord, ResultWriter } from '../results/index.js';
 import type { Clock } from '../shared/context.js';
 import { changeOf, COUNTING_SQL, resultOf, saveStates, timingOf, type HeartbeatRow, type StateChange } from './store.js';
@@ -16,9 +17,14 @@ export const EVALUATE_EVERY_MS = 5_000;
 
 export interface EvaluateDeps { db: Db; results: ResultWriter; clock: Clock; log: Logger }
 
-/** Judges every heartbeat due at the clock's now; the number that went down. */
+/**
+ * Judges every heartbeat due at the clock's now, and closes heartbeat incidents whose recovery wait
+ * (`recovery_period_secs`) has run out: no result comes to close them while a heartbeat stays up.
+ * Returns the number that went down.
+ */
 export async function evaluateHeartbeats(deps: EvaluateDeps, { batch = BATCH } = {}): Promise<number> {
   const now = deps.clock.now();
+  await closeWaitedRecoveries(deps.db, now);
   let total = 0;
   for (;;) {
     const pass = await deps.db.transaction(async (tx) => {

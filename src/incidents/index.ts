@@ -3,3 +3,4 @@ export { foldIntoIncidents } from './engine.js';
 export { registerIncidentRoutes } from './routes.js';
 export { registerAlertActionRoutes } from './action-routes.js';
 export { ACK_BUTTON_KINDS, mintAcknowledgeLink } from './alert-actions.js';
+export { closeWaitedRecoveries } from './recovery-wait.js';

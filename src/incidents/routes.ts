@@ -43,7 +43,7 @@ export function registerIncidentRoutes(app: FastifyInstance, services: Services)
   addRoute(app, {
     method: 'PATCH', url: `${BASE}/:id`, auth: 'user', scope: 'incidents:write', tags: TAGS, errors: [403, 422],
     summary: "Narrate an incident",
-    description: '`title`, `public_title`, `public_description`, `severity`; `counts_as_downtime` on declared incidents only (a monitor incident is 422 `VALIDATION_FAILED`). JSON `null` clears a field, an omitted one stays; a declared incident\'s `title` cannot be cleared (400 `VALIDATION_FAILED`). Needs a plan with incident narration (403 `INCIDENT_NARRATION_DISABLED`). Audited as `incident.narrated`.',
+    description: '`title`, `public_title`, `public_description`, `severity`; `counts_as_downtime` on declared incidents only (a monitor incident is 422 `VALIDATION_FAILED`). JSON `null` clears a field, an omitted one stays; a declared incident\'s `title` cannot be cleared (400 `VALIDATION_FAILED`). Needs a plan with incident narration (403 `INCIDENT_NARRATION_DISABLED`, after the 404 of an unknown or foreign id). Audited as `incident.narrated`.',
     params: IdParams, body: PatchIncidentBody,
     response: { 200: IncidentDetail },
     handler: async (request) => narrateIncident({ ...ctx(request), plan: request.auth!.plan! }, request.params.id, request.body),
@@ -52,7 +52,7 @@ export function registerIncidentRoutes(app: FastifyInstance, services: Services)
   addRoute(app, {
     method: 'POST', url: `${BASE}/:id/updates`, auth: 'user', scope: 'incidents:write', tags: TAGS, errors: [403],
     summary: 'Post an incident update',
-    description: `\`phase\` (\`investigating\`, \`identified\`, \`monitoring\`, \`resolved\`, \`postmortem\`) and \`message\` (1-${INCIDENT_UPDATE_MAX_CHARS} characters). \`resolved\` on an open incident also resolves it. Answers 201 with the incident, updates oldest first. Needs a plan with incident narration (403 \`INCIDENT_NARRATION_DISABLED\`). Audited as \`incident.update_posted\`.`,
+    description: `\`phase\` (\`investigating\`, \`identified\`, \`monitoring\`, \`resolved\`, \`postmortem\`) and \`message\` (1-${INCIDENT_UPDATE_MAX_CHARS} characters). \`resolved\` on an open incident also resolves it. Answers 201 with the incident, updates oldest first. Needs a plan with incident narration (403 \`INCIDENT_NARRATION_DISABLED\`, after the 404 of an unknown or foreign id). Audited as \`incident.update_posted\`.`,
     params: IdParams, body: PostIncidentUpdateBody,
     response: { 201: IncidentDetail },
     handler: async (request, reply) => reply.code(201).send(await postIncidentUpdate({ ...ctx(request), plan: request.auth!.plan! }, request.params.id, request.body)),
@@ -77,7 +77,7 @@ export function registerIncidentRoutes(app: FastifyInstance, services: Services)
   addRoute(app, {
     method: 'POST', url: `${BASE}/:id/resolve`, auth: 'user', scope: 'incidents:write', tags: TAGS,
     summary: 'Resolve an incident by hand',
-    description: 'Closes it now (`ended_at` and `resolved_at` now) and stops reminders. A monitor still failing opens a new incident only after `alert_confirmations` further failing checks. Resolving a resolved incident answers it unchanged. Audited as `incident.resolved`.',
+    description: 'Closes it now (`ended_at` and `resolved_at` now) and stops reminders. A probed monitor still failing opens a new incident only after `alert_confirmations` further failing checks; a manual monitor only once a state of another status is set (restating the same state reopens nothing). Resolving a resolved incident answers it unchanged. Audited as `incident.resolved`.',
     params: IdParams,
     response: { 200: Incident },
     handler: async (request) => resolveIncident(ctx(request), request.params.id),

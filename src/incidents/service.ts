@@ -109,9 +109,10 @@ export async function acknowledgeIncident(ctx: IncidentsCtx, id: string): Promis
 }
 
 /**
- * Closes it now. A monitor that is still failing opens a new incident only after
- * `alert_confirmations` further failures: its failing streaks start again. Resolving twice
- * changes nothing.
+ * Closes it now. A probed monitor that is still failing opens a new incident only after
+ * `alert_confirmations` further failures: its failing streaks start again. A manual monitor's
+ * streak stays, as its state does: restating that state reopens nothing until a state of another
+ * status is set (open-gate.ts). Resolving twice changes nothing.
  */
 export async function resolveIncident(ctx: IncidentsCtx, id: string): Promise<IncidentT> {
   return ctx.db.transaction(async (tx) => resolveLocked(tx, ctx, await lockIncident(tx, ctx.org.id, id)));
@@ -124,9 +125,9 @@ async function resolveLocked(tx: Executor, ctx: IncidentsCtx, row: IncidentRow):
     `UPDATE incidents SET status = 'resolved', resolved_at = $2, resolved_by = $3, ended_at = $2, recovering_since = NULL, next_reminder_at = NULL, updated_at = $2
       WHERE id = $1 RETURNING *`, [row.id, now, userIdOf(ctx.actor)]);
   if (row.source === 'monitor' && row.target_id) {
-    await tx.query('UPDATE alert_streaks SET failing = 0, failing_since = NULL WHERE target_id = $1', [row.target_id]);
+    const [target] = await tx.query<{ kind: string; notify_recovery: boolean }>('SELECT kind, notify_recovery FROM targets WHERE id = $1', [row.target_id]);
+    if (target?.kind !== 'manual') await tx.query('UPDATE alert_streaks SET failing = 0, failing_since = NULL WHERE target_id = $1', [row.target_id]);
     // Closed by hand, it still ends: the channels that were paged hear so, as on a recovery.
-    const [target] = await tx.query<{ notify_recovery: boolean }>('SELECT notify_recovery FROM targets WHERE id = $1', [row.target_id]);
     if (target?.notify_recovery) await enqueueNotifications(tx, [{ orgId: row.org_id, incidentId: row.id, targetId: row.target_id, event: 'recovered' }], now);
   }
   await note(tx, ctx, row.id, 'resolved', now);
@@ -193,16 +194,20 @@ export async function declareIncident(ctx: IncidentsCtx, input: DeclareIncident)
   return getIncident(ctx, id);
 }
 
-/** 403 `INCIDENT_NARRATION_DISABLED` on a plan without narration. */
-function checkNarration(plan: EffectivePlan): void {
-  if (!plan.flags.incident_narration_enabled) throw new AppError(403, 'INCIDENT_NARRATION_DISABLED', 'this plan includes no incident narration');
+/**
+ * The incident, locked, for narration: 404 for an unknown or foreign id before 403
+ * `INCIDENT_NARRATION_DISABLED` on a plan without narration, so the plan says nothing about ids.
+ */
+async function lockForNarration(tx: Executor, ctx: IncidentsCtx & { plan: EffectivePlan }, id: string): Promise<IncidentRow> {
+  const row = await lockIncident(tx, ctx.org.id, id);
+  if (!ctx.plan.flags.incident_narration_enabled) throw new AppError(403, 'INCIDENT_NARRATION_DISABLED', 'this plan includes no incident narration');
+  return row;
 }
 
 /** Narration fields: null clears, omitted leaves; a declared title stays; downtime is a declared incident's call. */
 export async function narrateIncident(ctx: IncidentsCtx & { plan: EffectivePlan }, id: string, input: PatchIncident) {
-  checkNarration(ctx.plan);
   await ctx.db.transaction(async (tx) => {
-    const row = await lockIncident(tx, ctx.org.id, id);
+    const row = await lockForNarration(tx, ctx, id);
     if (input.counts_as_downtime !== undefined && row.source === 'monitor') {
       throw new AppError(422, 'VALIDATION_FAILED', 'counts_as_downtime: only a declared incident sets it; a monitor incident counts by its checks', { field: 'counts_as_downtime' });
     }
@@ -230,11 +235,10 @@ export async function narrateIncident(ctx: IncidentsCtx & { plan: EffectivePlan 
 
 /** A public update; `resolved` on an open incident resolves it too. */
 export async function postIncidentUpdate(ctx: IncidentsCtx & { plan: EffectivePlan }, id: string, input: PostIncidentUpdate) {
-  checkNarration(ctx.plan);
   const message = input.message.trim();
-  if (!message) throw new AppError(400, 'VALIDATION_FAILED', 'message: must not be blank', { field: 'message' });
   await ctx.db.transaction(async (tx) => {
-    const row = await lockIncident(tx, ctx.org.id, id);
+    const row = await lockForNarration(tx, ctx, id);
+    if (!message) throw new AppError(400, 'VALIDATION_FAILED', 'message: must not be blank', { field: 'message' });
     const now = ctx.clock.now();
     await tx.query('INSERT INTO incident_updates (id, incident_id, phase, message, created_by, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
       [newId(), id, input.phase, message, userIdOf(ctx.actor), now]);

@@ -3,3 +3,4 @@ import './usage.js';
 
 export { registerMaintenanceRoutes } from './routes.js';
 export { statusOf } from './service.js';
+export { suppressedAtSql, suppressingSpans } from './store.js';

@@ -121,3 +121,30 @@ export async function insertUpdate(tx: Executor, u: { id: string; windowId: stri
 export async function touchWindow(tx: Executor, id: string, writeSource: WriteSource): Promise<void> {
   await tx.query('UPDATE maintenance_windows SET write_source = $2, updated_at = now() WHERE id = $1', [id, writeSource]);
 }
+
+// Alert suppression (monitoring-api.md, "Maintenance window"): while a window with
+// `suppress_alerts` covers a monitor, the monitor opens no incidents and sends no notifications.
+// A cancelled window suppressed until it was cancelled (one cancelled before it began, never).
+const SUPPRESSION_END = 'LEAST(mw.ends_at, COALESCE(mw.deleted_at, mw.ends_at))';
+const SUPPRESSES = `mw.suppress_alerts AND mw.starts_at < ${SUPPRESSION_END}`;
+
+/**
+ * SQL true while a suppressing window covers the monitor `target` at `at` (both SQL expressions):
+ * the one test the outbox and the reminder queue ask.
+ */
+export function suppressedAtSql(target: string, at: string): string {
+  return `EXISTS (SELECT 1 FROM maintenance_components mc JOIN maintenance_windows mw ON mw.id = mc.window_id
+     WHERE mc.target_id = ${target} AND ${SUPPRESSES} AND mw.starts_at <= ${at} AND ${SUPPRESSION_END} > ${at})`;
+}
+
+/** Per monitor, the spans `[from, until)` of suppressing windows that overlap `[from, to]` (the incident engine). */
+export async function suppressingSpans(db: Executor, targetIds: readonly string[], from: Date, to: Date): Promise<Map<string, { from: number; until: number }[]>> {
+  const rows = await db.query<{ target_id: string; starts_at: Date; ends_at: Date }>(
+    `SELECT mc.target_id, mw.starts_at, ${SUPPRESSION_END} AS ends_at
+       FROM maintenance_components mc JOIN maintenance_windows mw ON mw.id = mc.window_id
+      WHERE mc.target_id = ANY($1::uuid[]) AND ${SUPPRESSES} AND mw.starts_at <= $3 AND ${SUPPRESSION_END} > $2`,
+    [targetIds, from, to]);
+  const out = new Map<string, { from: number; until: number }[]>();
+  for (const r of rows) out.set(r.target_id, [...(out.get(r.target_id) ?? []), { from: r.starts_at.getTime(), until: r.ends_at.getTime() }]);
+  return out;
+}

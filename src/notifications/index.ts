@@ -3,4 +3,4 @@
 export { Deliverer } from './deliver.js';
 export { enqueueNotifications, reminderGapMs, type Enqueue } from './outbox.js';
 export { registerNotificationRoutes } from './routes.js';
-export { NotificationWorker, type WorkerOptions } from './worker.js';
+export { NotificationWorker, REMINDER_STOPPED, type WorkerOptions } from './worker.js';

@@ -1,23 +1,25 @@
 // The notification outbox: rows written in the transaction that changes an incident, one per
 // channel that pages for the monitor: its `alerts` bindings plus every enabled channel whose
 // `auto_bind_tags` share a tag with it (case-insensitive), each channel once. An email channel
-// whose address is not yet confirmed does not page.
+// whose address is not yet confirmed does not page, nor does a monitor while a maintenance window
+// that suppresses alerts covers it.
 import type { Executor } from '../db/db.js';
+import { suppressedAtSql } from '../maintenance/index.js';
 import { newId } from '../shared/ids.js';
 
 export type NotificationEvent = 'opened' | 'reminder' | 'recovered';
 
 export interface Enqueue { orgId: string; incidentId: string; targetId: string | null; event: NotificationEvent }
 
-/** Channels that page for each monitor, by monitor id. */
-async function channelsFor(tx: Executor, targetIds: readonly string[]): Promise<Map<string, string[]>> {
+/** Channels that page for each monitor at `now`, by monitor id. */
+async function channelsFor(tx: Executor, targetIds: readonly string[], now: Date): Promise<Map<string, string[]>> {
   const rows = await tx.query<{ target_id: string; channel_id: string }>(
     `SELECT t.id AS target_id, c.id AS channel_id
        FROM targets t JOIN notification_channels c ON c.org_id = t.org_id AND c.enabled AND c.verified_at IS NOT NULL
-      WHERE t.id = ANY($1::uuid[])
+      WHERE t.id = ANY($1::uuid[]) AND NOT ${suppressedAtSql('t.id', '$2')}
         AND (c.id = ANY(t.alert_channel_ids)
              OR EXISTS (SELECT 1 FROM unnest(c.auto_bind_tags) a JOIN unnest(t.tags) g ON lower(a) = lower(g)))
-      ORDER BY t.id, c.id`, [targetIds]);
+      ORDER BY t.id, c.id`, [targetIds, now]);
   const out = new Map<string, string[]>();
   for (const r of rows) out.set(r.target_id, [...(out.get(r.target_id) ?? []), r.channel_id]);
   return out;
@@ -26,7 +28,7 @@ async function channelsFor(tx: Executor, targetIds: readonly string[]): Promise<
 export async function enqueueNotifications(tx: Executor, items: readonly Enqueue[], now: Date): Promise<void> {
   const targetIds = [...new Set(items.flatMap((i) => (i.targetId ? [i.targetId] : [])))];
   if (!targetIds.length) return;
-  const channels = await channelsFor(tx, targetIds);
+  const channels = await channelsFor(tx, targetIds, now);
   const rows = items.flatMap((item) => (item.targetId ? channels.get(item.targetId) ?? [] : []).map((channelId) => ({ ...item, channelId })));
   if (!rows.length) return;
   await tx.query(

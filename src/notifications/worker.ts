@@ -8,6 +8,7 @@ import { openConfig, type StoredChannelConfig } from '../channels/configs.js';
 import { cfg, type Config } from '../config/load.js';
 import type { Db } from '../db/db.js';
 import { ACK_BUTTON_KINDS, mintAcknowledgeLink } from '../incidents/alert-actions.js';
+import { suppressedAtSql } from '../maintenance/index.js';
 import type { Clock } from '../shared/context.js';
 import type { Sealer } from '../shared/seal.js';
 import { DeliveryError, type Deliverer } from './deliver.js';
@@ -18,6 +19,11 @@ import type { NotificationFacts } from './payloads.js';
 export const MAX_ATTEMPTS = 8;
 /** Batches one pass may take before yielding to the next tick (and to reminders). */
 const MAX_ROUNDS_PER_PASS = 20;
+/**
+ * Why a reminder was not sent: acknowledging or resolving stops reminders, including those already
+ * queued or retrying. The status model has no "cancelled", so it ends `dead` with this reason.
+ */
+export const REMINDER_STOPPED = 'not sent: the incident was acknowledged or resolved first';
 
 export interface WorkerOptions {
   /** First retry delay; each later one doubles (capped at an hour), with +-20% jitter. */
@@ -78,6 +84,11 @@ export class NotificationWorker {
     }
   }
 
+  /**
+   * Reminders due on open, unacknowledged incidents that are not recovering. A monitor under a
+   * suppressing maintenance window is passed over and stays due: its reminder goes once the
+   * window ends.
+   */
   private async queueReminders(): Promise<void> {
     const now = this.deps.clock.now();
     await this.deps.db.transaction(async (tx) => {
@@ -85,6 +96,7 @@ export class NotificationWorker {
         `SELECT i.id, i.org_id, i.target_id, i.reminders_sent, t.renotify_interval_secs
            FROM incidents i LEFT JOIN targets t ON t.id = i.target_id
           WHERE i.next_reminder_at <= $1 AND i.status = 'open' AND i.acknowledged_at IS NULL AND i.recovering_since IS NULL
+            AND NOT ${suppressedAtSql('i.target_id', '$1')}
           ORDER BY i.next_reminder_at LIMIT 100 FOR UPDATE OF i SKIP LOCKED`, [now]);
       if (!due.length) return;
       await enqueueNotifications(tx, due.map((d) => ({ orgId: d.org_id, incidentId: d.id, targetId: d.target_id, event: 'reminder' as const })), now);
@@ -113,6 +125,11 @@ export class NotificationWorker {
   }
 
   private async deliver(row: ClaimedRow): Promise<void> {
+    if (row.event === 'reminder' && (row.status !== 'open' || row.acknowledged_at)) {
+      // Not an attempt: nothing was sent.
+      await this.deps.db.query(`UPDATE notifications SET status = 'dead', attempts = attempts - 1, last_error = $2 WHERE id = $1`, [row.id, REMINDER_STOPPED]);
+      return;
+    }
     const facts: NotificationFacts = {
       id: row.id, event: row.event,
       incident: {

@@ -190,7 +190,7 @@ describe('incidents', () => {
     assert.deepEqual(audit.map((a) => a.details.changed), [['title', 'public_description']]);
   });
 
-  it('updates: phases and length checked, oldest first; resolved resolves; narration is plan-gated', async () => {
+  it('updates: phases and length checked, oldest first; resolved resolves; narration is plan-gated, after the 404 of a foreign id', async () => {
     const declared = (await api('POST', '/api/v1/incidents', { title: 'CDN', severity: 'major' })).json();
     const first = await api('POST', `/api/v1/incidents/${declared.id}/updates`, { phase: 'investigating', message: 'Looking into it' });
     assert.equal(first.statusCode, 201, first.body);
@@ -208,6 +208,11 @@ describe('incidents', () => {
       const mine = (await freeApi('POST', '/api/v1/incidents', { title: 'x', severity: 'minor' })).json();
       expectError(await freeApi('PATCH', `/api/v1/incidents/${mine.id}`, { public_title: 'y' }), 403, 'INCIDENT_NARRATION_DISABLED');
       expectError(await freeApi('POST', `/api/v1/incidents/${mine.id}/updates`, { phase: 'identified', message: 'y' }), 403, 'INCIDENT_NARRATION_DISABLED');
+      // An id that is not the org's is 404 before the plan is asked: the 403 would say it exists.
+      for (const foreign of [declared.id, '00000000-0000-4000-8000-000000000000', 'not-an-id']) {
+        expectError(await freeApi('PATCH', `/api/v1/incidents/${foreign}`, { public_title: 'y' }), 404, 'NOT_FOUND');
+        expectError(await freeApi('POST', `/api/v1/incidents/${foreign}/updates`, { phase: 'identified', message: 'y' }), 404, 'NOT_FOUND');
+      }
     } finally {
       await hosted.close();
     }
@@ -247,7 +252,8 @@ describe('incidents', () => {
   it('opens one incident however many writers judge the same monitor at once', async () => {
     const second = await startTestApp({ store: t.store });
     try {
-      const id = await monitor({ alert_confirmations: 1 });
+      assert.equal((await t.operator('POST', '/operator/regions', { id: 'other', name: 'Other' })).statusCode, 201);
+      const id = await monitor({ alert_confirmations: 1, region_policy: 'any', regions: ['local', 'other'] });
       await Promise.all([feed(id, ['down', 'down']), feed(id, ['down', 'down'], { region: 'other', writer: second })]);
       const all = await incidentsOf(id);
       assert.equal(all.length, 1);
