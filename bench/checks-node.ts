@@ -83,8 +83,15 @@ async function engine(o: NodeOptions): Promise<void> {
     return out;
   };
 
+  const mb = (bytes: number): number => Math.round(bytes / 1048576);
+  const memory = (): NodeStatus['memory'] => {
+    const m = process.memoryUsage();
+    const pglite = services.db.kind === 'pglite' ? (services.db as { pglite?: { Module: { HEAP8: Int8Array } } }).pglite : undefined;
+    return { heapUsed: mb(m.heapUsed), heapTotal: mb(m.heapTotal), external: mb(m.external), wasm: pglite ? mb(pglite.Module.HEAP8.byteLength) : null };
+  };
+
   const handlers: Record<string, (m: Record<string, unknown>) => Promise<object>> = {
-    status: async () => ({ scheduled: scheduler.scheduledCount, shards: scheduler.leases.owned(), counters: await counters() } satisfies NodeStatus),
+    status: async () => ({ scheduled: scheduler.scheduledCount, shards: scheduler.leases.owned(), counters: await counters(), memory: memory() } satisfies NodeStatus),
     // Neither waits for the writer's backlog (an overloaded engine's could be long): the bench polls
     // `count` until it stops growing, then reads.
     results: async (m) => {

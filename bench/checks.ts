@@ -7,6 +7,7 @@
 // and each engine (bench/checks-node.ts), the bare loop (bench/checks-bare.ts); this one only
 // orchestrates, reads /proc and does the arithmetic afterwards. Not a test. See bench/README.md.
 import { fork, type ChildProcess } from 'node:child_process';
+import { SERVE_NODE_FLAGS } from './serve-flags.js';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -389,6 +390,8 @@ interface EngineFigures {
   othersCores: number;
   rssSteadyMb: number;
   rssMaxMb: number;
+  /** Engine a's memory at the window's end. */
+  memory: NodeStatus['memory'];
   /** RSS at the window's end less at its start, per minute (summed over nodes): a leak shows here. */
   rssGrowthMbPerMin: number;
   rssPeakMb: number;
@@ -436,7 +439,7 @@ async function engineRun(store: string, monitors: number, target: Child, targetP
 
     // The engine runs with Node's defaults, as `keepwatch serve` does.
     const startEngine = async (name: string, options: NodeOptions) => {
-      const child = new Child(name, './checks-node.ts', ['engine', JSON.stringify(options)]);
+      const child = new Child(name, './checks-node.ts', ['engine', JSON.stringify(options)], [...SERVE_NODE_FLAGS]);
       liveChildren.add(child);
       engines.push(child);
       await child.first();
@@ -538,6 +541,7 @@ async function engineRun(store: string, monitors: number, target: Child, targetP
       othersCores: Math.max(0, (machine1.busy - machine0.busy - (ours1 - ours0)) / (t1 - t0)),
       rssSteadyMb: Math.max(...rss.map(median)),
       rssMaxMb: Math.max(...rss.flat()),
+      memory: after[0]!.memory,
       rssGrowthMbPerMin: rss.reduce((sum, series) => sum + ((series.at(-1) ?? 0) - (series[0] ?? 0)), 0) / ((t1 - t0) / 60_000),
       rssPeakMb: Math.max(...peaks),
       probeP50Ms: percentile(durations, 50),
@@ -654,7 +658,8 @@ function report(runs: EngineFigures[], bares: BareFigures[]): void {
     const m = r.metrics;
     out.push(`${storeName(r.store)} ${r.monitors}${r.nodes > 1 ? ` x${r.nodes} nodes` : ''}: machine ${r.machineBusyPct.toFixed(0)}% busy; seeded in ${(r.seedMs / 1000).toFixed(1)} s; `
       + `results ${Object.entries(r.statuses).map(([k, v]) => `${k} ${v}`).join(', ')}${r.errors.length ? ` (errors: ${r.errors.join('; ')})` : ''}; `
-      + `probe duration p50 ${r.probeP50Ms} ms, p99 ${r.probeP99Ms} ms; lag max ${r.slots.lagMax} ms; RSS max in window ${r.rssMaxMb.toFixed(0)} MB, growing ${f1(r.rssGrowthMbPerMin)} MB/min; `
+      + `probe duration p50 ${r.probeP50Ms} ms, p99 ${r.probeP99Ms} ms; lag max ${r.slots.lagMax} ms; RSS max in window ${r.rssMaxMb.toFixed(0)} MB, growing ${f1(r.rssGrowthMbPerMin)} MB/min `
+      + `(at the end: V8 heap ${r.memory.heapUsed} of ${r.memory.heapTotal} MB, external ${r.memory.external} MB${r.memory.wasm === null ? '' : `, store WASM heap ${r.memory.wasm} MB`}); `
       + `target server ${f3(r.targetCpuMsPerRequest)} ms/req; the scheduler's metrics over the window: ${m.started} checks started, `
       + `${m.throttled} throttled, ${m.skipped} slots skipped, lag p50 ${m.lagP50}, p99 ${m.lagP99}`);
   }
