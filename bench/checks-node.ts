@@ -86,8 +86,8 @@ async function engine(o: NodeOptions): Promise<void> {
   const mb = (bytes: number): number => Math.round(bytes / 1048576);
   const memory = (): NodeStatus['memory'] => {
     const m = process.memoryUsage();
-    const pglite = services.db.kind === 'pglite' ? (services.db as { pglite?: { Module: { HEAP8: Int8Array } } }).pglite : undefined;
-    return { heapUsed: mb(m.heapUsed), heapTotal: mb(m.heapTotal), external: mb(m.external), wasm: pglite ? mb(pglite.Module.HEAP8.byteLength) : null };
+    const pglite = services.db.kind === 'pglite' ? (services.db as { pglite?: { Module: { wasmMemory: WebAssembly.Memory } } }).pglite : undefined;
+    return { heapUsed: mb(m.heapUsed), heapTotal: mb(m.heapTotal), external: mb(m.external), wasm: pglite ? mb(pglite.Module.wasmMemory.buffer.byteLength) : null };
   };
 
   const handlers: Record<string, (m: Record<string, unknown>) => Promise<object>> = {
