@@ -5,6 +5,7 @@ import type { NetworkGuard } from '../net/guard.js';
 import { AppError } from '../shared/errors.js';
 import { REDACTED, type Sealer } from '../shared/seal.js';
 import { hostOf, parseHttpUrl } from '../targets/kinds.js';
+import { holdsSentinel } from '../targets/redaction.js';
 import type { ChannelConfigT, ChannelKind } from './schema.js';
 
 type Config = Record<string, unknown> & { type: ChannelKind };
@@ -20,11 +21,14 @@ const URL_FIELDS: Readonly<Record<ChannelKind, readonly string[]>> = {
 
 const populated = (config: Config, field: string): boolean => typeof config[field] === 'string';
 
-/** 400 `REDACTION_SENTINEL` when a secret in the body is the placeholder a read returned. */
+/**
+ * 400 `REDACTION_SENTINEL` when a secret in the body holds the placeholder a read shows, as for check
+ * credentials: a config read back and sent unchanged is refused, never taken as "keep the secret".
+ */
 export function refuseSentinel(config: ChannelConfigT): void {
   for (const field of SECRET_FIELDS[config.type]) {
-    if ((config as Config)[field] === REDACTED) {
-      throw new AppError(400, 'REDACTION_SENTINEL', `config.${field}: "${REDACTED}" is the redaction placeholder; send the real value, or leave config out to keep the stored one`, { field: `config.${field}` });
+    if (holdsSentinel((config as Config)[field])) {
+      throw new AppError(400, 'REDACTION_SENTINEL', `config.${field}: contains "${REDACTED}", the redaction placeholder; send the real value, or leave config out to keep the stored one`, { field: `config.${field}` });
     }
   }
 }

@@ -57,7 +57,7 @@ export function registerChannelRoutes(app: FastifyInstance, services: Services):
   addRoute(app, {
     method: 'PATCH', url: `${BASE}/:id`, auth: 'user', scope: 'channels:write', tags: TAGS, errors: [403],
     summary: 'Update a notification channel',
-    description: `Only the fields sent change. A \`config\` replaces the stored one whole (its type may change; to \`sms\` only on a plan with SMS alerts); \`***\` as a secret is 400 \`REDACTION_SENTINEL\`: leave \`config\` out to keep stored secrets. An SMS channel made before a downgrade stays editable. ${WRITE_SOURCE_TEXT}`,
+    description: `Only the fields sent change. A \`config\` replaces the stored one whole (its type may change; to \`sms\` only on a plan with SMS alerts); a secret containing \`***\` (as a config read back shows it) is 400 \`REDACTION_SENTINEL\`, never taken as "keep": leave \`config\` out to keep stored secrets. An SMS channel made before a downgrade stays editable. ${WRITE_SOURCE_TEXT}`,
     params: IdParams, body: PatchChannelBody,
     response: { 200: Channel },
     handler: async (request) => patchChannel(ctx(request), request.params.id, request.body),

@@ -9,10 +9,16 @@ import { TAG_MAX_LENGTH, TAGS_MAX } from '../shared/tags.js';
 const strict = { additionalProperties: false } as const;
 const url = (description: string) => Type.String({ minLength: 1, maxLength: 2048, description: `${description} http or https; refused in a blocked address range like a monitor's host.` });
 
-/** A secret field: its pattern binds what a body sends, not the `***` a response shows. */
-type SecretField = (description: string, pattern?: string) => ReturnType<typeof Type.String>;
-const secretIn: SecretField = (description, pattern) =>
-  Type.String({ minLength: 1, maxLength: 512, ...(pattern && { pattern }), description: `${description} Secret: sealed at rest, read back as \`***\`.` });
+/**
+ * A secret field. `form` (an unanchored pattern) binds what a body sends; a value holding `***` also
+ * passes the schema so that the sentinel rule (configs.ts) answers it 400 `REDACTION_SENTINEL`,
+ * as a config read back and sent unchanged must be answered, not with a generic VALIDATION_FAILED.
+ */
+type SecretField = (description: string, form?: string) => ReturnType<typeof Type.String>;
+const secretIn: SecretField = (description, form) => Type.String({
+  minLength: 1, maxLength: 512, ...(form && { pattern: `^(?:${form}|[\\s\\S]*\\*\\*\\*[\\s\\S]*)$` }),
+  description: `${description} Secret: sealed at rest, read back as \`***\`; a value containing \`***\` is 400 \`REDACTION_SENTINEL\`.`,
+});
 const secretOut: SecretField = (description) => Type.String({ description: `${description} Secret: shows as \`***\`.` });
 
 export const CHANNEL_KINDS = ['webhook', 'slack', 'discord', 'teams', 'email', 'ntfy', 'telegram', 'pagerduty', 'sms'] as const;
@@ -44,7 +50,7 @@ const channelConfig = (secret: SecretField) => discriminated('type', [
   }, { ...strict, title: 'NtfyChannelConfig' }),
   Type.Object({
     type: Type.Literal('telegram'),
-    bot_token: secret('The bot token from @BotFather (`<digits>:<key>`).', '^[0-9]{1,20}:[A-Za-z0-9_-]{20,100}$'),
+    bot_token: secret('The bot token from @BotFather (`<digits>:<key>`).', '[0-9]{1,20}:[A-Za-z0-9_-]{20,100}'),
     chat_id: Type.Union([
       Type.String({ pattern: '^(-?[0-9]{1,20}|@[A-Za-z][A-Za-z0-9_]{3,31})$' }),
       Type.Integer(),
@@ -53,7 +59,7 @@ const channelConfig = (secret: SecretField) => discriminated('type', [
   }, { ...strict, title: 'TelegramChannelConfig' }),
   Type.Object({
     type: Type.Literal('pagerduty'),
-    routing_key: secret('The Events API v2 integration (routing) key.', '^[A-Za-z0-9]{32}$'),
+    routing_key: secret('The Events API v2 integration (routing) key: 32 letters or digits.', '[A-Za-z0-9]{32}'),
     events_url: Type.Optional(nullable(url('Events API v2 endpoint; default `https://events.pagerduty.com/v2/enqueue`.'))),
   }, { ...strict, title: 'PagerDutyChannelConfig' }),
   Type.Object({

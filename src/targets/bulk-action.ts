@@ -5,11 +5,11 @@ import { Type, type Static } from '@sinclair/typebox';
 import { existingChannelIds } from '../channels/index.js';
 import { heartbeatsAfterUpdate } from '../heartbeat/index.js';
 import { discriminated } from '../http/schema-helpers.js';
-import { hasScope } from '../identity/scopes.js';
+import { hasScope, type Scope } from '../identity/scopes.js';
 import { writeAuditMany } from '../shared/audit.js';
 import { AppError } from '../shared/errors.js';
 import { normalizeTags, TAGS_MAX } from '../shared/tags.js';
-import { GROUP_NAME_MAX_LENGTH } from './constants.js';
+import { GROUP_NAME_MAX_LENGTH, INTERVAL_MAX_SECS } from './constants.js';
 import { BULK_CREATE_MAX } from './bulk.js';
 import { Target, type PatchTarget, type TargetT } from './schema.js';
 import { buildPatchValues, toTarget, type TargetsCtx } from './service.js';
@@ -28,7 +28,7 @@ const channels = <A extends string>(action: A, description: string) => Type.Obje
 export const BulkActionBody = discriminated('action', [
   simple('enable', 'Resume the monitors.'),
   simple('disable', 'Pause the monitors.'),
-  simple('delete', 'Delete the monitors; needs `targets:delete` too. Answers `{deleted: [ids]}`.'),
+  simple('delete', 'Delete the monitors; needs `targets:delete` (not `targets:write`). Answers `{deleted: [ids]}`.'),
   tagged('tag-add', `Add the tags (trimmed, de-duplicated); a monitor left with more than ${TAGS_MAX} is refused.`),
   tagged('tag-remove', 'Remove the tags (exact spelling).'),
   Type.Object({
@@ -36,9 +36,9 @@ export const BulkActionBody = discriminated('action', [
     group_name: Type.Union([Type.String({ maxLength: GROUP_NAME_MAX_LENGTH }), Type.Null()], { description: 'null clears.' }),
   }, { ...strict, title: 'BulkAction_set-group' }),
   Type.Object({
-    action: Type.Literal('set-interval'), ids, interval: Type.Integer({ minimum: 1, maximum: 30 * 86400 }),
-  }, { ...strict, title: 'BulkAction_set-interval', description: 'Each monitor\'s floor applies (422 `MIN_CHECK_INTERVAL`); a manual monitor takes only 60.' }),
-  channels('bind-channels', 'Add alert bindings to the channels (each a channel of the org).'),
+    action: Type.Literal('set-interval'), ids, interval: Type.Integer({ maximum: INTERVAL_MAX_SECS }),
+  }, { ...strict, title: 'BulkAction_set-interval', description: `At most ${INTERVAL_MAX_SECS}. Each monitor's floor applies (422 \`MIN_CHECK_INTERVAL\`, zero and negative values included); a manual monitor takes only 60 (400 \`INVALID_INTERVAL\`).` }),
+  channels('bind-channels', 'Add alert bindings to the channels; an unknown, foreign or malformed id is 400 `INVALID_ALERT_CONFIG`.'),
   channels('unbind-channels', 'Remove alert bindings to the channels.'),
 ], { description: 'One action on many monitors, a tagged union on `action`. All or nothing.' });
 
@@ -101,10 +101,23 @@ async function actionInputs(tx: Parameters<typeof lockTargetRows>[0], ctx: Targe
   return { tags, channelIds };
 }
 
-export async function runBulkAction(ctx: TargetsCtx, action: BulkAction, scopes: ReadonlySet<string>): Promise<{ targets: TargetT[] } | { deleted: string[] }> {
-  if (action.action === 'delete' && !hasScope(scopes, 'targets:delete')) {
-    throw new AppError(403, 'INSUFFICIENT_SCOPE', 'this token lacks the scope targets:delete');
-  }
+/**
+ * The scope a bulk action needs (service-api.md, "API token auth": `targets:delete` covers bulk
+ * delete, `targets:write` bulk writes). Read from the raw body, before it is validated, so a token
+ * without the scope meets 403 whatever else the body holds, as on a route with a fixed scope.
+ */
+export function bulkActionScope(body: unknown): Scope {
+  const action = typeof body === 'object' && body !== null ? (body as { action?: unknown }).action : undefined;
+  return action === 'delete' ? 'targets:delete' : 'targets:write';
+}
+
+/** 403 `INSUFFICIENT_SCOPE` naming the scope the body's action needs. */
+export function checkBulkActionScope(scopes: ReadonlySet<string>, body: unknown): void {
+  const needed = bulkActionScope(body);
+  if (!hasScope(scopes, needed)) throw new AppError(403, 'INSUFFICIENT_SCOPE', `this token lacks the scope ${needed}`);
+}
+
+export async function runBulkAction(ctx: TargetsCtx, action: BulkAction): Promise<{ targets: TargetT[] } | { deleted: string[] }> {
   const catalog = await ctx.regions.enabled();
   return ctx.db.transaction(async (tx) => {
     const { tags, channelIds } = await actionInputs(tx, ctx, action);

@@ -28,7 +28,7 @@ export const DEFAULT_EXPECTED_STATUS = { kind: 'range', value: { min: 200, max: 
 
 export const HttpCheck = Type.Object({
   type: Type.Literal('http'),
-  url: Type.String({ minLength: 1, maxLength: 2048, description: 'http or https URL; may hold `{{key}}` variable references.' }),
+  url: Type.String({ minLength: 1, maxLength: 2048, description: 'http or https URL; may hold `{{key}}` references to plain (non-secret) variables, its scheme and host included. A write judges the URL with the references filled in by their current values (scheme, host, blocked ranges, deny-lists); an unknown key or a secret is 422 `UNRESOLVED_VARIABLE`. A later rotation is judged when the check runs.' }),
   method: Type.Union(HTTP_METHODS.map((m) => Type.Literal(m)), { default: 'GET' }),
   timeout: timeout(10_000),
   follow_redirects: Type.Boolean({ default: true }),
@@ -113,7 +113,9 @@ export const FlowStep = discriminated('op', [
 export const FlowCheck = Type.Object({
   type: Type.Literal('flow'),
   start_url: Type.String({ minLength: 1, maxLength: 2048 }),
-  steps: Type.Array(FlowStep, { minItems: 1, maxItems: FLOW_STEPS_MAX, description: 'At most 30 (or the plan\'s `max_flow_steps`); at least one `assert_*`.' }),
+  // The step count is the flow rule's (kinds.ts): the spec answers it 400 INVALID_FLOW_PARAMS, which
+  // a maxItems here would pre-empt; the body limit bounds the array.
+  steps: Type.Array(FlowStep, { minItems: 1, description: `At most ${FLOW_STEPS_MAX} (or the plan's \`max_flow_steps\`), else 400 \`INVALID_FLOW_PARAMS\`; at least one \`assert_*\`.` }),
   timeout: Type.Integer({ minimum: FLOW_TIMEOUT_MS.min, maximum: FLOW_TIMEOUT_MS.max, default: 30_000, description: 'Whole-run budget, ms.' }),
   step_timeout: Type.Integer({ minimum: FLOW_STEP_TIMEOUT_MS.min, maximum: FLOW_STEP_TIMEOUT_MS.max, default: 5_000, description: 'Per-step selector wait, ms.' }),
   verify_tls: Type.Boolean({ default: true }),

@@ -3,7 +3,7 @@
 import type { EffectivePlan } from '../plans/service.js';
 import { AppError } from '../shared/errors.js';
 import type { Sealer } from '../shared/seal.js';
-import type { ReferencedText } from '../variables/index.js';
+import { checkReferences, findReferences, substituteReferences, type ReferencedText } from '../variables/index.js';
 import type { CheckSpecT } from './check-specs.js';
 import { checkKindRules } from './kinds.js';
 import { checkNetworkRules, type NetworkCtx } from './network.js';
@@ -24,10 +24,25 @@ export function checkFlowEnabled(kind: string, plan: EffectivePlan): void {
   }
 }
 
+/**
+ * The check as the write-time rules judge it: the references in an http `url` filled in with the
+ * variables' current values, so a scheme or host taken from a variable is checked (and refused in a
+ * blocked range) like a literal one. An unknown key or a secret there is 422 `UNRESOLVED_VARIABLE`
+ * first: a secret's value is never read for this. The check stored keeps its references.
+ */
+async function judgedCheck(check: CheckSpecT, variables: NetworkCtx['variables']): Promise<CheckSpecT> {
+  if (check.type !== 'http' || findReferences(check.url).length === 0) return check;
+  const snapshot = await variables();
+  checkReferences({ texts: [{ field: 'check.url', text: check.url, secretAllowed: false }], variables: snapshot.kinds });
+  return { ...check, url: substituteReferences(check.url, snapshot.plain) };
+}
+
 export async function prepareCheck(check: CheckSpecT, deps: { plan: EffectivePlan; network: NetworkCtx; sealer: Sealer }): Promise<PreparedCheck> {
   refuseSentinel(check);
-  checkKindRules(check, { maxFlowSteps: deps.plan.caps.max_flow_steps });
-  await checkNetworkRules(deps.network, check);
+  // `judged` is `check` itself for every kind but http: a dns check is normalised in place by its rules.
+  const judged = await judgedCheck(check, deps.network.variables);
+  checkKindRules(judged, { maxFlowSteps: deps.plan.caps.max_flow_steps });
+  await checkNetworkRules(deps.network, judged);
   const texts = referencedTexts(check);
   return { check, stored: sealCredentials(check, deps.sealer), texts, variableRefs: referencedKeys(texts) };
 }

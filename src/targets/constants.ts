@@ -13,6 +13,8 @@ export const KIND_INTERVAL_FLOOR_SECS: Readonly<Record<CheckKind, number>> = {
 };
 
 export const MANUAL_INTERVAL_SECS = 60;
+/** Longest interval accepted (the spec names no ceiling): a monthly check, and far inside the integer column. */
+export const INTERVAL_MAX_SECS = 31 * 86400;
 export const DOMAIN_EXPIRY_DEFAULT_INTERVAL_SECS = 86400;
 export const TLS_CERT_DEFAULT_INTERVAL_SECS = 43200;
 
@@ -38,6 +40,12 @@ export const DUPLICATE_COPIES_MAX = 100;
 
 export const RECOVERY_PERIOD_MAX_SECS = 1800;
 export const RENOTIFY_MIN_SECS = 60;
+/**
+ * Ceilings the spec does not state, kept so a value fits the integer columns; beyond them is 400
+ * `INVALID_ALERT_CONFIG` like the spec's own bounds. A year between reminders is "never" in practice.
+ */
+export const ALERT_CONFIRMATIONS_MAX = 1000;
+export const RENOTIFY_MAX_SECS = 365 * 86400;
 
 export const DEFAULT_ALERT_CONFIRMATIONS = 2;
 export const DEFAULT_RENOTIFY_INTERVAL_SECS = 3600;

@@ -3,29 +3,23 @@
 // flow steps. Network reachability (SSRF, deny-lists) is network.ts; DNS forms come later.
 import { isIPv4, isIPv6 } from 'node:net';
 import { domainToASCII } from 'node:url';
-import { findReferences } from '../variables/index.js';
 import { AppError } from '../shared/errors.js';
 import type { CheckSpecT } from './check-specs.js';
+import { FLOW_STEPS_MAX } from './constants.js';
 import { normaliseDnsCheck } from './dns-params.js';
 
 type Spec<K extends CheckSpecT['type']> = Extract<CheckSpecT, { type: K }>;
 
 const invalid = (field: string, message: string): AppError => new AppError(400, 'VALIDATION_FAILED', `${field}: ${message}`, { field });
 
-/** Whether the authority part of a URL holds a `{{key}}` reference (its host is then known only at run time). */
-export function hostIsReference(url: string): boolean {
-  const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(url)?.[1] ?? '';
-  return findReferences(authority).length > 0;
-}
-
 /**
- * Parses an http(s) URL; references are replaced by a placeholder so a templated URL still parses.
- * Throws 400 naming `field` for another scheme or a missing host.
+ * Parses an http(s) URL as written; a monitor's `{{key}}` references are filled in before (see
+ * checks.ts `judgedCheck`). Throws 400 naming `field` for another scheme or a missing host.
  */
 export function parseHttpUrl(url: string, field: string): URL {
   let parsed: URL;
   try {
-    parsed = new URL(url.replace(/\{\{ *[A-Za-z0-9_]+ *\}\}/g, 'var'));
+    parsed = new URL(url);
   } catch {
     throw invalid(field, 'is not a valid URL');
   }
@@ -50,7 +44,7 @@ function checkHttp(check: Spec<'http'>): void {
   if (!check.verify_tls && hasCredentials && url.protocol === 'https:') {
     throw invalid('check.verify_tls', 'must stay true when basic_auth or bearer_token is sent over https');
   }
-  if (!hostIsReference(check.url)) checkIpVersion(hostOf(url), check.ip_version);
+  checkIpVersion(hostOf(url), check.ip_version);
 }
 
 function checkHost(host: string): void {
@@ -70,10 +64,14 @@ function checkDomainForm(domain: string): void {
   }
 }
 
-/** Plan-bound flow rules: the step cap (plan `max_flow_steps`) and at least one assertion. */
+/**
+ * Flow rules: the step cap (plan `max_flow_steps`, clamped to the engine's 30; the schema leaves the
+ * count to this rule so that 31 steps answer 400 `INVALID_FLOW_PARAMS`) and at least one assertion.
+ */
 function checkFlow(check: Spec<'flow'>, maxFlowSteps: number | null): void {
-  if (maxFlowSteps !== null && check.steps.length > maxFlowSteps) {
-    throw new AppError(400, 'INVALID_FLOW_PARAMS', `check.steps: the plan allows at most ${maxFlowSteps} steps`, { field: 'check.steps' });
+  const cap = Math.min(maxFlowSteps ?? FLOW_STEPS_MAX, FLOW_STEPS_MAX);
+  if (check.steps.length > cap) {
+    throw new AppError(400, 'INVALID_FLOW_PARAMS', `check.steps: at most ${cap} steps (the plan's max_flow_steps, at most ${FLOW_STEPS_MAX})`, { field: 'check.steps' });
   }
   if (!check.steps.some((s) => s.op === 'assert_text' || s.op === 'assert_url')) {
     throw invalid('check.steps', 'needs at least one assert_text or assert_url step');

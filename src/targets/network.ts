@@ -4,9 +4,10 @@ import type { AbuseBlockedEvent, DenyLists } from '../net/deny-lists.js';
 import type { NetworkGuard } from '../net/guard.js';
 import type { RdapBootstrap } from '../rdap/index.js';
 import { AppError } from '../shared/errors.js';
+import type { VariableSnapshot } from '../variables/index.js';
 import type { CheckSpecT } from './check-specs.js';
 import { parseResolver } from './dns-params.js';
-import { hostIsReference, hostOf, parseHttpUrl } from './kinds.js';
+import { hostOf, parseHttpUrl } from './kinds.js';
 
 export interface NetworkCtx {
   guard: Pick<NetworkGuard, 'checkHost'>;
@@ -15,6 +16,8 @@ export interface NetworkCtx {
   onBlocked: (event: AbuseBlockedEvent) => void;
   /** Which TLDs publish registration data (domain_expiry). */
   rdap: Pick<RdapBootstrap, 'publishesExpiryData'>;
+  /** The org's variables, read at most once per request: a URL's host may come from one (checks.ts `judgedCheck`). */
+  variables: () => Promise<VariableSnapshot>;
 }
 
 interface Reach { urls: Array<{ url: string; field: string }>; hosts: Array<{ host: string; field: string }>; domains: Array<{ domain: string; field: string }> }
@@ -44,7 +47,6 @@ function reachOf(check: CheckSpecT): Reach {
 export async function checkNetworkRules(ctx: NetworkCtx, check: CheckSpecT): Promise<void> {
   const { urls, hosts, domains } = reachOf(check);
   for (const { url, field } of urls) {
-    if (hostIsReference(url)) continue;
     ctx.denyLists.checkUrl(url, field, ctx.onBlocked);
     await ctx.guard.checkHost(hostOf(parseHttpUrl(url, field)), field);
   }

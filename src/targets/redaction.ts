@@ -11,16 +11,26 @@ type StoredSpec = Record<string, unknown> & { type: CheckSpecT['type'] };
 type Step = Record<string, unknown> & { op: string };
 
 const sentinel = (field: string): AppError =>
-  new AppError(400, 'REDACTION_SENTINEL', `${field}: "${REDACTED}" is the redaction placeholder; send the real value, or leave check out to keep the stored one`, { field });
+  new AppError(400, 'REDACTION_SENTINEL', `${field}: contains "${REDACTED}", the redaction placeholder; send the real value, or leave check out to keep the stored one`, { field });
 
-/** 400 `REDACTION_SENTINEL` when a credential in the body is the placeholder a read returned. */
+/**
+ * Whether a secret from a body holds the placeholder a read shows (PATCH rule 2: "contains", not
+ * "is": a value built around a copied `***` is as wrong as the bare placeholder). Channel secrets
+ * follow the same rule (CONTRACT.md: redacted like check credentials).
+ */
+export const holdsSentinel = (value: unknown): boolean => typeof value === 'string' && value.includes(REDACTED);
+
+/**
+ * 400 `REDACTION_SENTINEL` when a credential in the body holds the placeholder. A read's values sent
+ * back (`***`, `["***","***"]`) are refused, never taken as "keep": leave `check` out for that.
+ */
 export function refuseSentinel(check: CheckSpecT): void {
   if (check.type === 'http') {
-    if (check.basic_auth?.some((part) => part === REDACTED)) throw sentinel('check.basic_auth');
-    if (check.bearer_token === REDACTED) throw sentinel('check.bearer_token');
+    if (check.basic_auth?.some(holdsSentinel)) throw sentinel('check.basic_auth');
+    if (holdsSentinel(check.bearer_token)) throw sentinel('check.bearer_token');
   }
   if (check.type === 'flow') {
-    check.steps.forEach((step, i) => { if (step.op === 'fill' && step.value === REDACTED) throw sentinel(`check.steps[${i}].value`); });
+    check.steps.forEach((step, i) => { if (step.op === 'fill' && holdsSentinel(step.value)) throw sentinel(`check.steps[${i}].value`); });
   }
 }
 

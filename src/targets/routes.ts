@@ -1,11 +1,13 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, HTTPMethods, preValidationAsyncHookHandler } from 'fastify';
 import { addRoute, IdParams } from '../http/route.js';
 import { WRITE_SOURCE_TEXT, writeSourceOf } from '../http/write-source.js';
 import type { Services } from '../services.js';
+import { isUuid } from '../shared/ids.js';
+import { snapshotVariables, type VariableSnapshot } from '../variables/index.js';
 import {
   CreateTargetBody, ListTargetsQuery, PatchTargetBody, PutRegionsBody, Target, TargetList, TargetRegions,
 } from './schema.js';
-import { createTarget, deleteTarget, getTargetInOrg, listTargets, patchTarget, type TargetsCtx } from './service.js';
+import { createTarget, deleteTarget, getTargetInOrg, listTargets, patchTarget, refuseKindChange, type TargetsCtx } from './service.js';
 import { registerBulkRoutes } from './bulk-routes.js';
 import { registerTagRoutes } from './tags.js';
 import { getTargetRegions, putTargetRegions } from './target-regions.js';
@@ -16,20 +18,53 @@ const TAGS = ['targets'];
 export function targetsCtx(services: Services, request: FastifyRequest): TargetsCtx {
   const { actor, org, userId, plan } = request.auth!;
   const accountId = org!.accountId;
+  let variables: Promise<VariableSnapshot> | undefined;
   return {
     db: services.db, actor, org: org!, userId, plan: plan!, plans: services.plans, writeSource: writeSourceOf(request),
     sealer: services.sealer, regions: services.regions, clock: services.clock, results: services.results,
     network: {
       guard: services.guard, denyLists: services.denyLists.current, rdap: services.rdap,
       onBlocked: (event) => services.quotaEvents.push({ ...event, accountId, userId, ip: request.ip }),
+      // Once per request: a bulk create of 10,000 templated URLs reads the variables once.
+      variables: () => (variables ??= snapshotVariables(services.db, org!.id)),
     },
     onQuotaExceeded: (quota, details) => services.quotaEvents.push({ event: 'quota_exceeded', quota, accountId, userId, ip: request.ip, details }),
   };
 }
 
+/**
+ * Runs `hook` on one route after auth and before its body is validated (addRoute declares no hooks):
+ * for a rule whose code the spec names and that must answer before the schema would. Call it before
+ * the route is added: Fastify runs onRoute hooks as each route is declared.
+ */
+export function beforeValidation(app: FastifyInstance, method: HTTPMethods, url: string, hook: (request: FastifyRequest) => Promise<void>): void {
+  app.addHook('onRoute', (route) => {
+    if (route.method !== method || route.url !== url) return;
+    const existing = route.preValidation ? [route.preValidation].flat() : [];
+    route.preValidation = [...existing, hook as preValidationAsyncHookHandler];
+  });
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** `check.type` of a body not validated yet, when it is a string. */
+function checkTypeOf(body: unknown): string | undefined {
+  const check = isObject(body) ? body.check : undefined;
+  const type = isObject(check) ? check.type : undefined;
+  return typeof type === 'string' ? type : undefined;
+}
+
 export function registerTargetRoutes(app: FastifyInstance, services: Services): void {
   const ctx = (request: FastifyRequest): TargetsCtx => targetsCtx(services, request);
   registerBulkRoutes(app, services);
+
+  // PATCH rule 1 before the body schema, which would judge a check of another kind by that kind's
+  // shape. A malformed id is left to the params schema (404).
+  beforeValidation(app, 'PATCH', '/api/v1/targets/:id', async (request) => {
+    const type = checkTypeOf(request.body);
+    const { id } = request.params as { id: string };
+    if (type !== undefined && isUuid(id)) await refuseKindChange(ctx(request), id, type);
+  });
 
   addRoute(app, {
     method: 'GET', url: '/api/v1/targets', auth: 'user', scope: 'targets:read', tags: TAGS,
@@ -64,7 +99,7 @@ export function registerTargetRoutes(app: FastifyInstance, services: Services): 
   addRoute(app, {
     method: 'PATCH', url: '/api/v1/targets/:id', auth: 'user', scope: 'targets:write', tags: TAGS, errors: [403],
     summary: 'Update a target',
-    description: `Only the fields sent change. A \`check\` must keep the stored \`type\` (400 \`CHECK_KIND_IMMUTABLE\`) and replaces the stored check whole; leave \`check\` out to keep stored credentials. ${WRITE_SOURCE_TEXT}`,
+    description: `Only the fields sent change. A \`check\` must keep the stored \`type\` (400 \`CHECK_KIND_IMMUTABLE\` with \`field: check.type\`, answered before the rest of the body is validated, so also for an incomplete check of another kind) and replaces the stored check whole; leave \`check\` out to keep stored credentials. A credential containing \`***\` is 400 \`REDACTION_SENTINEL\`. ${WRITE_SOURCE_TEXT}`,
     params: IdParams, body: PatchTargetBody,
     response: { 200: Target },
     handler: async (request) => patchTarget(ctx(request), request.params.id, request.body),

@@ -4,8 +4,8 @@ import { existingChannelIds } from '../channels/index.js';
 import type { Executor } from '../db/db.js';
 import { AppError } from '../shared/errors.js';
 import {
-  DEFAULT_ALERT_CONFIRMATIONS, DEFAULT_REGION_POLICY, DEFAULT_RENOTIFY_INTERVAL_SECS, RECOVERY_PERIOD_MAX_SECS, RENOTIFY_MIN_SECS,
-  defaultRecoveryPeriodSecs, type CheckKind,
+  ALERT_CONFIRMATIONS_MAX, DEFAULT_ALERT_CONFIRMATIONS, DEFAULT_REGION_POLICY, DEFAULT_RENOTIFY_INTERVAL_SECS, RECOVERY_PERIOD_MAX_SECS,
+  RENOTIFY_MAX_SECS, RENOTIFY_MIN_SECS, defaultRecoveryPeriodSecs, type CheckKind,
 } from './constants.js';
 import type { RegionPolicyT } from './schema.js';
 
@@ -81,15 +81,22 @@ export function resolveAlertConfig(kind: CheckKind, input: AlertInput, base: Ale
     region_policy: input.region_policy ?? base.region_policy,
   };
   if (kind === 'manual' && opts.creating) config.alert_confirmations = 1;
-  if (config.alert_confirmations < 1) throw alertError('alert_confirmations', 'must be at least 1');
-  if (kind === 'manual' && config.alert_confirmations !== 1) throw alertError('alert_confirmations', 'a manual monitor uses exactly 1');
-  if (config.renotify_interval_secs !== 0 && config.renotify_interval_secs < RENOTIFY_MIN_SECS) {
-    throw alertError('renotify_interval_secs', `must be 0 (off) or at least ${RENOTIFY_MIN_SECS}`);
-  }
-  if (config.recovery_period_secs < 0 || config.recovery_period_secs > RECOVERY_PERIOD_MAX_SECS) {
-    throw alertError('recovery_period_secs', `must be 0..${RECOVERY_PERIOD_MAX_SECS}`);
-  }
-  if (kind === 'manual' && config.recovery_period_secs !== 0) throw alertError('recovery_period_secs', 'a manual monitor accepts only 0');
+  checkAlertBounds(kind, config);
   if (input.region_policy !== undefined) checkRegionPolicy(config.region_policy, opts.catalogSize);
   return config;
+}
+
+/**
+ * The alert bounds (spec "Alert config"), every one answered 400 `INVALID_ALERT_CONFIG`: the
+ * schema states none of them, so an out-of-range value never meets a generic VALIDATION_FAILED.
+ */
+function checkAlertBounds(kind: CheckKind, config: AlertConfig): void {
+  const { alert_confirmations: confirmations, renotify_interval_secs: renotify, recovery_period_secs: recovery } = config;
+  if (confirmations < 1 || confirmations > ALERT_CONFIRMATIONS_MAX) throw alertError('alert_confirmations', `must be 1..${ALERT_CONFIRMATIONS_MAX}`);
+  if (kind === 'manual' && confirmations !== 1) throw alertError('alert_confirmations', 'a manual monitor uses exactly 1');
+  if (renotify !== 0 && (renotify < RENOTIFY_MIN_SECS || renotify > RENOTIFY_MAX_SECS)) {
+    throw alertError('renotify_interval_secs', `must be 0 (off) or ${RENOTIFY_MIN_SECS}..${RENOTIFY_MAX_SECS}`);
+  }
+  if (recovery < 0 || recovery > RECOVERY_PERIOD_MAX_SECS) throw alertError('recovery_period_secs', `must be 0..${RECOVERY_PERIOD_MAX_SECS}`);
+  if (kind === 'manual' && recovery !== 0) throw alertError('recovery_period_secs', 'a manual monitor accepts only 0');
 }

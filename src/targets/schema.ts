@@ -1,7 +1,9 @@
 // The Target resource (monitoring-api.md, "Target (monitor)", "Alert config") as TypeBox schemas:
 // one each for the response, create and PATCH bodies, the list query and envelope, and regions.
 // Rules the schemas cannot state (tags after trimming, alert bounds with their own error code,
-// kind rules, intervals, regions) live in rules.ts, intervals.ts and regions.ts.
+// kind rules, intervals, regions) live in rules.ts, intervals.ts and regions.ts. A bound the spec
+// answers with its own code (an interval below the floor, an alert bound, an unknown channel) is
+// left to that rule: a schema bound here would pre-empt it with a generic VALIDATION_FAILED.
 import { Type, type Static } from '@sinclair/typebox';
 import { listOf, Pagination } from '../http/route.js';
 import { nullable } from '../http/schema-helpers.js';
@@ -9,8 +11,8 @@ import { WriteSourceSchema } from '../http/write-source.js';
 import { PublicRegion } from '../regions/schema.js';
 import { CheckSpec } from './check-specs.js';
 import {
-  DEFAULT_ALERT_CONFIRMATIONS, DEFAULT_REGION_POLICY, DEFAULT_RENOTIFY_INTERVAL_SECS, GROUP_NAME_MAX_LENGTH,
-  RECOVERY_PERIOD_MAX_SECS, RENOTIFY_MIN_SECS, TAG_MAX_LENGTH, TAGS_MAX,
+  ALERT_CONFIRMATIONS_MAX, DEFAULT_ALERT_CONFIRMATIONS, DEFAULT_REGION_POLICY, DEFAULT_RENOTIFY_INTERVAL_SECS, GROUP_NAME_MAX_LENGTH,
+  INTERVAL_MAX_SECS, RECOVERY_PERIOD_MAX_SECS, RENOTIFY_MAX_SECS, RENOTIFY_MIN_SECS, TAG_MAX_LENGTH, TAGS_MAX,
 } from './constants.js';
 
 
@@ -25,23 +27,23 @@ export const RegionPolicy = Type.Union([
 ], { description: `How many regions must agree the target is down before an incident opens; default \`${DEFAULT_REGION_POLICY}\`.` });
 
 export const AlertBinding = Type.Object({
-  channel_id: Type.String({ format: 'uuid', description: 'A notification channel of the same org; duplicates are refused.' }),
+  channel_id: Type.String({ description: 'A notification channel of the same org. An unknown, foreign or malformed id, or a duplicate, is 400 `INVALID_ALERT_CONFIG`.' }),
 }, { additionalProperties: false });
 
 const fields = {
   name: Type.String({ minLength: 1, maxLength: TARGET_NAME_MAX_LENGTH, description: 'Display name.' }),
   check: CheckSpec,
-  interval: Type.Integer({ minimum: 1, maximum: 31 * 86400, description: 'Seconds between ticks; at least max(plan `min_check_interval_secs`, kind floor), else 422 `MIN_CHECK_INTERVAL`. Default per kind: 86400 domain_expiry, 43200 tls_cert, exactly 60 manual, the heartbeat cadence for heartbeat, max(60, floor) otherwise.' }),
+  interval: Type.Integer({ maximum: INTERVAL_MAX_SECS, description: `Seconds between ticks, at most ${INTERVAL_MAX_SECS} (31 days). Below max(plan \`min_check_interval_secs\`, kind floor), zero and negative values included, is 422 \`MIN_CHECK_INTERVAL\`; a manual monitor takes exactly 60, any other value is 400 \`INVALID_INTERVAL\`. Default per kind: 86400 domain_expiry, 43200 tls_cert, exactly 60 manual, the heartbeat cadence for heartbeat, max(60, floor) otherwise.` }),
   enabled: Type.Boolean({ description: "The customer's pause switch; default true." }),
   tags: Type.Array(Type.String({ maxLength: 1024 }), { maxItems: TAGS_BODY_MAX, description: `Trimmed and de-duplicated, then at most ${TAGS_MAX}, each at most ${TAG_MAX_LENGTH} characters; no blank, control or invisible characters.` }),
   regions: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 1000, description: 'Enabled region ids; omitted means the default-selected set under the plan cap. None on heartbeat and manual monitors.' }),
   group_name: nullable(Type.String({ maxLength: GROUP_NAME_MAX_LENGTH, description: `At most ${GROUP_NAME_MAX_LENGTH} characters; null clears.` })),
   owner_user_id: nullable(Type.String({ format: 'uuid', description: 'A member of the org; the caller when left out on create; null leaves it unowned.' })),
   alerts: Type.Array(AlertBinding, { maxItems: 1000, description: 'Channel bindings; empty means no channel alerting.' }),
-  alert_confirmations: Type.Integer({ maximum: 1000, description: `At least 1; default ${DEFAULT_ALERT_CONFIRMATIONS} (manual monitors: always 1).` }),
+  alert_confirmations: Type.Integer({ description: `1..${ALERT_CONFIRMATIONS_MAX} (the ceiling keeps it storable; the spec sets none); default ${DEFAULT_ALERT_CONFIRMATIONS} (manual monitors: always 1). Outside, 400 \`INVALID_ALERT_CONFIG\`.` }),
   notify_recovery: Type.Boolean({ description: 'Default true; false makes recovery silent.' }),
-  renotify_interval_secs: Type.Integer({ maximum: 365 * 86400, description: `0 (off) or at least ${RENOTIFY_MIN_SECS}; default ${DEFAULT_RENOTIFY_INTERVAL_SECS}.` }),
-  recovery_period_secs: Type.Integer({ maximum: 86400, description: `0..${RECOVERY_PERIOD_MAX_SECS}; default 180 for http, tcp, ping, dns, flow and 0 for the others; manual accepts only 0.` }),
+  renotify_interval_secs: Type.Integer({ description: `0 (off) or ${RENOTIFY_MIN_SECS}..${RENOTIFY_MAX_SECS} (a year: the ceiling keeps it storable; the spec sets none); default ${DEFAULT_RENOTIFY_INTERVAL_SECS}. Otherwise 400 \`INVALID_ALERT_CONFIG\`.` }),
+  recovery_period_secs: Type.Integer({ description: `0..${RECOVERY_PERIOD_MAX_SECS}, else 400 \`INVALID_ALERT_CONFIG\`; default 180 for http, tcp, ping, dns, flow and 0 for the others; manual accepts only 0.` }),
   region_policy: RegionPolicy,
 };
 

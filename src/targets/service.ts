@@ -174,12 +174,26 @@ export function buildPatchValues(ctx: TargetsCtx, row: TargetRow, input: PatchTa
   };
 }
 
+/** PATCH rule 1: a `check` sent keeps the stored kind. */
+function checkKindKept(kind: string, type: string): void {
+  if (type !== kind) {
+    throw new AppError(400, 'CHECK_KIND_IMMUTABLE', `check.type: this monitor is ${kind}; its kind is fixed after creation`, { field: 'check.type' });
+  }
+}
+
+/**
+ * PATCH rule 1 asked of a body not validated yet: a `check` of another kind would otherwise be
+ * judged by that kind's shape first (an incomplete one answering its missing fields). A foreign or
+ * unknown id is 404, as the PATCH itself would answer.
+ */
+export async function refuseKindChange(ctx: TargetsCtx, id: string, type: string): Promise<void> {
+  checkKindKept((await getTargetRowInOrg(ctx.db, ctx.org.id, id)).kind, type);
+}
+
 /** Only the fields sent change; a `check` must keep the stored type and replaces the stored check whole. */
 export async function patchTarget(ctx: TargetsCtx, id: string, input: PatchTarget): Promise<TargetT> {
   const current = await getTargetRowInOrg(ctx.db, ctx.org.id, id);
-  if (input.check && input.check.type !== current.kind) {
-    throw new AppError(400, 'CHECK_KIND_IMMUTABLE', `check.type: this monitor is ${current.kind}; its kind is fixed after creation`, { field: 'check.type' });
-  }
+  if (input.check) checkKindKept(current.kind, input.check.type);
   const prepared = input.check ? await prepareCheck(input.check, ctx) : null;
   if (input.owner_user_id !== undefined) await checkOwner((userId) => isOrgMember(ctx.db, ctx.org.id, userId), input.owner_user_id);
   const catalog = await ctx.regions.enabled();

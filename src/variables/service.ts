@@ -6,7 +6,7 @@ import type { Actor, OrgRef } from '../shared/context.js';
 import { AppError, notFound } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import type { Sealer } from '../shared/seal.js';
-import { countVariableUsage } from './references.js';
+import { countVariableUsage, type VariableKind } from './references.js';
 import { VARIABLE_KEY_PATTERN, VARIABLE_KEY_RE, type CreateVariable, type RotateVariable, type VariableT } from './schema.js';
 import {
   deleteVariableRow, getVariableRow, insertVariable, listVariableRows, listVariableValues, updateVariableValue,
@@ -110,4 +110,18 @@ export async function resolveVariableValues(db: Executor, sealer: Sealer, orgId:
     else values.set(row.key, value);
   }
   return { values, unavailable };
+}
+
+/** What a write may read of the org's variables: every key with its kind, and the plain values (never a secret's). */
+export interface VariableSnapshot { kinds: VariableKind[]; plain: ReadonlyMap<string, string> }
+
+/**
+ * Read when a write validates a field with its references filled in (a monitor's URL, whose scheme
+ * and host may come from a variable). Secrets stay sealed: such a field may not reference one.
+ */
+export async function snapshotVariables(db: Executor, orgId: string): Promise<VariableSnapshot> {
+  const rows = await listVariableValues(db, orgId);
+  const plain = new Map<string, string>();
+  for (const row of rows) if (!row.is_secret && row.value !== null) plain.set(row.key, row.value);
+  return { kinds: rows.map(({ key, is_secret }) => ({ key, is_secret })), plain };
 }

@@ -96,10 +96,41 @@ describe('notification channels', () => {
     assert.deepEqual([renamed.json().name, renamed.json().enabled, renamed.json().write_source, renamed.json().config], ['renamed', false, 'iac', channel.config]);
     assert.deepEqual(await storedConfig(channel.id), sealed);
     expectError(await api('PATCH', `${BASE}/${channel.id}`, { config: { ...WEBHOOK, secret: '***' } }), 400, 'REDACTION_SENTINEL', 'config.secret');
-    expectError(await create({ name: 'x', config: { type: 'pagerduty', routing_key: '***' } }), 400, 'VALIDATION_FAILED', 'config.routing_key');
+    expectError(await create({ name: 'x', config: { type: 'pagerduty', routing_key: '***' } }), 400, 'REDACTION_SENTINEL', 'config.routing_key');
     const replaced = (await api('PATCH', `${BASE}/${channel.id}`, { config: { type: 'email', to: 'a@example.com' } })).json() as Json;
     assert.deepEqual([replaced.config, replaced.write_source], [{ type: 'email', to: 'a@example.com' }, 'api']);
     expectError(await api('PATCH', `${BASE}/${channel.id}`, { id: channel.id }), 422, 'INVALID_JSON', 'id');
+  });
+
+  it('a telegram or pagerduty config read back and sent unchanged is REDACTION_SENTINEL, not a pattern failure; the stored secret stays', async () => {
+    const configs = [
+      { type: 'telegram', bot_token: '123456:ABCdefGHIjklMNOpqrSTUvwx', chat_id: 42 },
+      { type: 'pagerduty', routing_key: PD_KEY },
+    ];
+    for (const config of configs) {
+      const channel = (await create({ name: config.type, config })).json() as Json;
+      const secretField = config.type === 'telegram' ? 'bot_token' : 'routing_key';
+      const sealed = await storedConfig(channel.id);
+      const shown = (await api('GET', `${BASE}/${channel.id}`)).json() as Json;
+      expectError(await api('PATCH', `${BASE}/${channel.id}`, { config: shown.config }), 400, 'REDACTION_SENTINEL', `config.${secretField}`);
+      expectError(await api('PATCH', `${BASE}/${channel.id}`, { ...shown, id: undefined, write_source: undefined, verified: undefined, created_at: undefined, updated_at: undefined }), 400, 'REDACTION_SENTINEL', `config.${secretField}`);
+      expectError(await api('POST', `${BASE}/test`, { config: shown.config }), 400, 'REDACTION_SENTINEL', `config.${secretField}`);
+      // As with check credentials: leaving `config` out keeps the stored secret byte for byte.
+      assert.equal((await api('PATCH', `${BASE}/${channel.id}`, { name: 'renamed' })).statusCode, 200);
+      assert.deepEqual(await storedConfig(channel.id), sealed);
+    }
+    // A malformed secret is still the pattern's.
+    expectError(await create({ name: 'x', config: { type: 'telegram', bot_token: '123456:short', chat_id: 1 } }), 400, 'VALIDATION_FAILED', 'config.bot_token');
+  });
+
+  it('a secret containing the sentinel is REDACTION_SENTINEL like a check credential; a config without its optional secret drops it', async () => {
+    expectError(await create({ name: 'x', config: { ...WEBHOOK, secret: 'whsec-***' } }), 400, 'REDACTION_SENTINEL', 'config.secret');
+    expectError(await create({ name: 'x', config: { type: 'pagerduty', routing_key: `${'a'.repeat(29)}***` } }), 400, 'REDACTION_SENTINEL', 'config.routing_key');
+    expectError(await create({ name: 'x', config: { type: 'ntfy', server_url: 'https://93.184.216.34', topic: 't', token: '***tk' } }), 400, 'REDACTION_SENTINEL', 'config.token');
+    const channel = (await create({ name: 'w', config: WEBHOOK })).json() as Json;
+    const replaced = (await api('PATCH', `${BASE}/${channel.id}`, { config: { type: 'webhook', url: WEBHOOK.url } })).json() as Json;
+    assert.deepEqual(replaced.config, { type: 'webhook', url: WEBHOOK.url });
+    assert.equal((await storedConfig(channel.id)).secret, undefined);
   });
 
   it('auto_bind_tags: tag rules, case-insensitive single spelling, replaced whole on PATCH, [] clears', async () => {

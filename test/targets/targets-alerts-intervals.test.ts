@@ -27,11 +27,27 @@ describe('targets: alert config', () => {
     expectError(await api('PATCH', `/api/v1/targets/${ok.id}`, { renotify_interval_secs: 30 }), 400, 'INVALID_ALERT_CONFIG', 'renotify_interval_secs');
   });
 
+  it('out-of-range values beyond any schema bound are INVALID_ALERT_CONFIG too, up to the documented ceilings', async () => {
+    expectError(await create(api, { recovery_period_secs: 100_000 }), 400, 'INVALID_ALERT_CONFIG', 'recovery_period_secs');
+    expectError(await create(api, { recovery_period_secs: 2 ** 53 }), 400, 'INVALID_ALERT_CONFIG', 'recovery_period_secs');
+    expectError(await create(api, { alert_confirmations: 1001 }), 400, 'INVALID_ALERT_CONFIG', 'alert_confirmations');
+    expectError(await create(api, { alert_confirmations: 2 ** 40 }), 400, 'INVALID_ALERT_CONFIG', 'alert_confirmations');
+    expectError(await create(api, { renotify_interval_secs: 365 * 86400 + 1 }), 400, 'INVALID_ALERT_CONFIG', 'renotify_interval_secs');
+    expectError(await create(api, { renotify_interval_secs: -60 }), 400, 'INVALID_ALERT_CONFIG', 'renotify_interval_secs');
+    const edge = (await create(api, { alert_confirmations: 1000, renotify_interval_secs: 365 * 86400 })).json() as Json;
+    assert.deepEqual([edge.alert_confirmations, edge.renotify_interval_secs], [1000, 365 * 86400]);
+    expectError(await api('PATCH', `/api/v1/targets/${edge.id}`, { recovery_period_secs: 100_000 }), 400, 'INVALID_ALERT_CONFIG', 'recovery_period_secs');
+  });
+
   it('refuses duplicate and unknown channel bindings', async () => {
     const id = randomUUID();
     expectError(await create(api, { alerts: [{ channel_id: id }, { channel_id: id }] }), 400, 'INVALID_ALERT_CONFIG', 'alerts[1].channel_id');
     expectError(await create(api, { alerts: [{ channel_id: id }] }), 400, 'INVALID_ALERT_CONFIG', 'alerts[0].channel_id');
     expectError(await create(api, { alerts: [{ channel_id: id, extra: 1 }] }), 422, 'INVALID_JSON', 'alerts[0].extra');
+    // A malformed id names no channel: the binding rule answers it, not the schema.
+    expectError(await create(api, { alerts: [{ channel_id: 'nope' }] }), 400, 'INVALID_ALERT_CONFIG', 'alerts[0].channel_id');
+    const created = (await create(api)).json() as Json;
+    expectError(await api('PATCH', `/api/v1/targets/${created.id}`, { alerts: [{ channel_id: '' }] }), 400, 'INVALID_ALERT_CONFIG', 'alerts[0].channel_id');
     assert.deepEqual(((await create(api, { alerts: [] })).json() as Json).alerts, []);
   });
 
@@ -85,6 +101,13 @@ describe('targets: intervals', () => {
     expectError(await team('POST', '/api/v1/targets', { name: 'f', check: { type: 'flow', start_url: PUBLIC_URL, steps: [{ op: 'assert_url', contains: 'x' }] }, interval: 299 }), 422, 'MIN_CHECK_INTERVAL', 'interval');
     const created = (await create(team, { interval: 120 })).json() as Json;
     expectError(await team('PATCH', `/api/v1/targets/${created.id}`, { interval: 10 }), 422, 'MIN_CHECK_INTERVAL', 'interval');
+    // Zero and negative intervals are below every floor: the floor rule answers, not the schema.
+    for (const interval of [0, -5]) {
+      expectError(await create(team, { interval }), 422, 'MIN_CHECK_INTERVAL', 'interval');
+      expectError(await team('PATCH', `/api/v1/targets/${created.id}`, { interval }), 422, 'MIN_CHECK_INTERVAL', 'interval');
+      expectError(await team('POST', '/api/v1/targets', { name: 'm', check: { type: 'manual' }, interval }), 400, 'INVALID_INTERVAL', 'interval');
+    }
+    expectError(await create(team, { interval: 1.5 }), 400, 'VALIDATION_FAILED', 'interval');
     assert.equal(((await team('PATCH', `/api/v1/targets/${created.id}`, { interval: 45 })).json() as Json).interval, 45);
   });
 

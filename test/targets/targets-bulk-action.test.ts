@@ -55,6 +55,8 @@ describe('targets: bulk actions', () => {
     const manual = (await api('POST', '/api/v1/targets', { name: 'm', check: { type: 'manual' } })).json().id as string;
     expectError(await act({ action: 'set-interval', ids: [...ids, flow], interval: 120 }), 422, 'MIN_CHECK_INTERVAL', 'ids[2]');
     expectError(await act({ action: 'set-interval', ids: [ids[0], manual], interval: 120 }), 400, 'INVALID_INTERVAL', 'ids[1]');
+    expectError(await act({ action: 'set-interval', ids, interval: 0 }), 422, 'MIN_CHECK_INTERVAL', 'ids[0]');
+    expectError(await act({ action: 'set-interval', ids: [manual], interval: -60 }), 400, 'INVALID_INTERVAL', 'ids[0]');
     assert.equal((await get(ids[0]!)).interval, 60);
     assert.deepEqual(((await act({ action: 'set-interval', ids, interval: 300 })).json().targets as Json[]).map((x) => x.interval), [300, 300]);
   });
@@ -67,6 +69,7 @@ describe('targets: bulk actions', () => {
     assert.deepEqual(((await act({ action: 'bind-channels', ids, channel_ids: [channel] })).json().targets as Json[])[0]!.alerts, [{ channel_id: channel }], 'binding twice keeps one');
     expectError(await act({ action: 'bind-channels', ids, channel_ids: ['0190a0a0-0000-7000-8000-000000000000'] }), 400, 'INVALID_ALERT_CONFIG', 'channel_ids[0]');
     expectError(await act({ action: 'bind-channels', ids, channel_ids: [channel, channel] }), 400, 'INVALID_ALERT_CONFIG', 'channel_ids[1]');
+    expectError(await act({ action: 'bind-channels', ids, channel_ids: [channel, 'nope'] }), 400, 'INVALID_ALERT_CONFIG', 'channel_ids[1]');
     assert.deepEqual(((await act({ action: 'unbind-channels', ids, channel_ids: [channel] })).json().targets as Json[]).map((x) => x.alerts), [[], []]);
   });
 
@@ -84,14 +87,36 @@ describe('targets: bulk actions', () => {
     assert.equal((await client(t, other.token)('GET', `/api/v1/targets/${foreign}`)).json().enabled, true);
   });
 
-  it('delete answers {deleted} and needs targets:delete besides targets:write', async () => {
+  it('delete answers {deleted}', async () => {
     const ids = await make(2);
-    const writer = client(t, await createToken(t, tenant.userId, { orgId: tenant.orgId, scopes: ['targets:write'] }));
-    expectError(await act({ action: 'delete', ids }, writer), 403, 'INSUFFICIENT_SCOPE');
-    assert.equal((await act({ action: 'disable', ids }, writer)).statusCode, 200);
     const res = await act({ action: 'delete', ids: [ids[1], ids[0]] });
     assert.equal(res.statusCode, 200, res.body);
     assert.deepEqual(res.json(), { deleted: [ids[1], ids[0]] });
     expectError(await api('GET', `/api/v1/targets/${ids[0]}`), 404, 'NOT_FOUND');
+  });
+
+  it('scopes: delete needs targets:delete alone, every other action targets:write; 403 names the scope, before the body is judged', async () => {
+    const ids = await make(2);
+    const token = (scopes: string[]) => createToken(t, tenant.userId, { orgId: tenant.orgId, scopes });
+    const writer = client(t, await token(['targets:write']));
+    const deleter = client(t, await token(['targets:read', 'targets:delete']));
+    const reader = client(t, await token(['targets:read']));
+    const denied = (res: Awaited<ReturnType<Api>>, scope: string) => assert.match(expectError(res, 403, 'INSUFFICIENT_SCOPE').message, new RegExp(scope));
+    denied(await act({ action: 'delete', ids }, writer), 'targets:delete');
+    denied(await act({ action: 'delete', ids: [] }, reader), 'targets:delete');
+    denied(await act({ action: 'disable', ids }, deleter), 'targets:write');
+    denied(await act({ action: 'explode', ids: [] }, deleter), 'targets:write');
+    assert.equal((await get(ids[0]!)).enabled, true, 'nothing changed');
+    assert.equal((await act({ action: 'disable', ids }, writer)).statusCode, 200);
+    const res = await act({ action: 'delete', ids }, deleter);
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json(), { deleted: ids });
+  });
+
+  it('the OpenAPI document states the per-action scopes', async () => {
+    const doc = (await t.inject({ method: 'GET', url: '/api/openapi.json' })).json() as Json;
+    const op = doc.paths['/api/v1/targets/bulk-action'].post as Json;
+    assert.deepEqual(op.security, [{ apiToken: [] }]);
+    assert.match(op.description, /`targets:delete` for `delete` and `targets:write` for every other action/);
   });
 });

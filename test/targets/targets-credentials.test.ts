@@ -61,6 +61,19 @@ describe('targets: credentials', () => {
     expectError(await api('POST', '/api/v1/targets', { name: 's', check: { type: 'http', url: PUBLIC_URL, basic_auth: ['u', '***'] } }), 400, 'REDACTION_SENTINEL', 'check.basic_auth');
   });
 
+  it('refuses a credential that contains the sentinel, not only one that is it; the stored one is kept', async () => {
+    const body = (await api('POST', '/api/v1/targets', { name: 'c', check: { type: 'http', url: PUBLIC_URL, bearer_token: 'kept' } })).json() as Json;
+    const before = await storedSpec(body.id);
+    const http = (extra: Json) => ({ check: { type: 'http', url: PUBLIC_URL, ...extra } });
+    expectError(await api('PATCH', `/api/v1/targets/${body.id}`, http({ bearer_token: 'Bearer ***' })), 400, 'REDACTION_SENTINEL', 'check.bearer_token');
+    expectError(await api('PATCH', `/api/v1/targets/${body.id}`, http({ basic_auth: ['***admin', 'pw'] })), 400, 'REDACTION_SENTINEL', 'check.basic_auth');
+    expectError(await api('PATCH', `/api/v1/targets/${body.id}`, http({ basic_auth: ['admin', 'pw-****'] })), 400, 'REDACTION_SENTINEL', 'check.basic_auth');
+    const fill = { type: 'flow', start_url: PUBLIC_URL, steps: [{ op: 'fill', selector: '#pw', value: 'x***y' }, { op: 'assert_url', contains: '/' }] };
+    expectError(await api('POST', '/api/v1/targets', { name: 'f', check: fill }), 400, 'REDACTION_SENTINEL', 'check.steps[0].value');
+    assert.deepEqual(await storedSpec(body.id), before);
+    assert.equal((await api('POST', '/api/v1/targets', { name: 'ok', check: { type: 'http', url: PUBLIC_URL, bearer_token: 'a**b*' } })).statusCode, 201, 'two stars are no sentinel');
+  });
+
   it('seals flow fill values and redacts them', async () => {
     const steps = [{ op: 'fill', selector: '#pw', value: 'FILL-secret-3' }, { op: 'assert_text', contains: 'Welcome' }];
     const res = await api('POST', '/api/v1/targets', { name: 'f', check: { type: 'flow', start_url: PUBLIC_URL, steps } });

@@ -129,4 +129,32 @@ describe('targets: kind rules', () => {
     assert.equal(patched.check.method, 'HEAD');
     expectError(await api('PATCH', `/api/v1/targets/${created.id}`, { check: { type: 'http', url: 'ftp://x/' } }), 400, 'VALIDATION_FAILED', 'check.url');
   });
+
+  it('PATCH: another kind answers CHECK_KIND_IMMUTABLE before its own shape is judged; a foreign or unknown id stays 404', async () => {
+    const created = (await create(api, { type: 'http', url: PUBLIC_URL })).json() as Json;
+    const url = `/api/v1/targets/${created.id}`;
+    for (const check of [{ type: 'tcp' }, { type: 'heartbeat', period: 1 }, { type: 'manual', extra: 1 }, { type: 'smtp' }]) {
+      expectError(await api('PATCH', url, { check }), 400, 'CHECK_KIND_IMMUTABLE', 'check.type');
+    }
+    const manual = (await create(api, { type: 'manual' })).json() as Json;
+    expectError(await api('PATCH', `/api/v1/targets/${manual.id}`, { check: { type: 'http' } }), 400, 'CHECK_KIND_IMMUTABLE', 'check.type');
+    // The same kind, incomplete, is judged by its shape; a type that is not a string is the schema's.
+    expectError(await api('PATCH', url, { check: { type: 'http' } }), 400, 'VALIDATION_FAILED', 'check.url');
+    expectError(await api('PATCH', url, { check: { type: 7 } }), 400, 'VALIDATION_FAILED', 'check.type');
+    const other = client(t, (await createTenantWithToken(t, { plan: 'team' })).token);
+    expectError(await other('PATCH', url, { check: { type: 'tcp' } }), 404, 'NOT_FOUND');
+    expectError(await api('PATCH', '/api/v1/targets/0190a0a0-0000-7000-8000-000000000000', { check: { type: 'tcp' } }), 404, 'NOT_FOUND');
+    expectError(await api('PATCH', '/api/v1/targets/not-a-uuid', { check: { type: 'tcp' } }), 404, 'NOT_FOUND');
+    assert.deepEqual((await api('GET', url)).json(), created);
+  });
+
+  it('flow: more than 30 steps is INVALID_FLOW_PARAMS whatever the plan says', async () => {
+    const steps = Array.from({ length: 31 }, () => ({ op: 'assert_url', contains: 'x' }));
+    const fresh = await createTenantWithToken(t, { plan: 'team' });
+    const own = client(t, fresh.token);
+    expectError(await create(own, { type: 'flow', start_url: PUBLIC_URL, steps }), 400, 'INVALID_FLOW_PARAMS', 'check.steps');
+    await overrideCaps(t, fresh.accountId, { max_flow_steps: 100 });
+    expectError(await create(own, { type: 'flow', start_url: PUBLIC_URL, steps }), 400, 'INVALID_FLOW_PARAMS', 'check.steps');
+    assert.equal((await create(own, { type: 'flow', start_url: PUBLIC_URL, steps: steps.slice(1) })).statusCode, 201);
+  });
 });

@@ -59,9 +59,18 @@ describe('targets: SSRF guard and deny-lists at write time', () => {
       const openApi = client(open, (await createTenantWithToken(open, { plan: 'team' })).token);
       assert.equal((await openApi('POST', '/api/v1/targets', httpTarget({}, { url: 'http://127.0.0.1:9/' }))).statusCode, 201);
       assert.equal((await openApi('POST', '/api/v1/targets', { name: 'x', check: { type: 'tcp', host: '10.0.0.1', port: 5432 } })).statusCode, 201);
+      await openApi('POST', '/api/v1/variables', { key: 'lo', value: '127.0.0.1' });
+      assert.equal((await openApi('POST', '/api/v1/targets', httpTarget({}, { url: 'http://{{lo}}:9/' }))).statusCode, 201);
     } finally {
       await open.close();
     }
+  });
+
+  it('a deny-listed URL is refused when a variable supplies it', async () => {
+    await api('POST', '/api/v1/variables', { key: 'evil', value: 'https://www.evil.example' });
+    await api('POST', '/api/v1/variables', { key: 'path', value: 'wp-admin' });
+    expectError(await api('POST', '/api/v1/targets', httpTarget({}, { url: '{{evil}}/' })), 400, 'DOMAIN_DENYLISTED', 'check.url');
+    expectError(await api('POST', '/api/v1/targets', httpTarget({}, { url: `${PUBLIC_URL}{{path}}/` })), 400, 'URL_PATTERN_BLOCKED', 'check.url');
   });
 });
 
@@ -86,6 +95,31 @@ describe('targets: variable references', () => {
     expectError(await api('POST', '/api/v1/targets', httpTarget({}, { headers: { 'X-A': '{{missing}}' } })), 422, 'UNRESOLVED_VARIABLE', 'check.headers.X-A');
     const flow = await api('POST', '/api/v1/targets', { name: 'f', check: { type: 'flow', start_url: PUBLIC_URL, steps: [{ op: 'fill', selector: '#p', value: '{{token}}' }, { op: 'assert_url', contains: 'x' }] } });
     assert.equal(flow.statusCode, 201, flow.body);
+  });
+
+  it('a URL whose scheme and host come from a variable is judged with its current value; the reference is stored', async () => {
+    await api('POST', '/api/v1/variables', { key: 'base', value: 'https://93.184.216.34' });
+    await api('POST', '/api/v1/variables', { key: 'lo', value: '127.0.0.1' });
+    await api('POST', '/api/v1/variables', { key: 'ftp', value: 'ftp://93.184.216.34' });
+    await api('POST', '/api/v1/variables', { key: 'v4', value: '93.184.216.34' });
+    await api('POST', '/api/v1/variables', { key: 'secret_base', is_secret: true, value: 'https://93.184.216.34' });
+    const ok = await api('POST', '/api/v1/targets', httpTarget({}, { url: '{{base}}/health' }));
+    assert.equal(ok.statusCode, 201, ok.body);
+    assert.equal((ok.json() as Json).check.url, '{{base}}/health');
+    const patched = await api('PATCH', `/api/v1/targets/${(ok.json() as Json).id}`, { check: { type: 'http', url: '{{ base }}/v2' } });
+    assert.equal(patched.statusCode, 200, patched.body);
+    const bulk = await api('POST', '/api/v1/targets/bulk', { targets: [httpTarget({}, { url: '{{base}}/a' }), httpTarget({}, { url: 'https://{{v4}}/b' })] });
+    assert.equal(bulk.statusCode, 201, bulk.body);
+    // A host from a variable is refused in a blocked range like a literal one, with the same answer.
+    const literal = expectError(await api('POST', '/api/v1/targets', httpTarget({}, { url: 'https://127.0.0.1/x' })), 400, 'VALIDATION_FAILED', 'check.url');
+    const viaVariable = expectError(await api('POST', '/api/v1/targets', httpTarget({}, { url: 'https://{{lo}}/x' })), 400, 'VALIDATION_FAILED', 'check.url');
+    assert.equal(viaVariable.message, literal.message);
+    expectError(await api('PATCH', `/api/v1/targets/${(ok.json() as Json).id}`, { check: { type: 'http', url: 'http://{{lo}}:8080/' } }), 400, 'VALIDATION_FAILED', 'check.url');
+    expectError(await api('POST', '/api/v1/targets', httpTarget({}, { url: '{{ftp}}/x' })), 400, 'VALIDATION_FAILED', 'check.url');
+    expectError(await api('POST', '/api/v1/targets', httpTarget({}, { url: 'https://{{v4}}/', ip_version: 'ipv6' })), 400, 'INVALID_IP_VERSION', 'check.ip_version');
+    // An unknown key or a secret is UNRESOLVED_VARIABLE, before the URL's form is judged.
+    expectError(await api('POST', '/api/v1/targets', httpTarget({}, { url: '{{nope}}/health' })), 422, 'UNRESOLVED_VARIABLE', 'check.url');
+    expectError(await api('POST', '/api/v1/targets', httpTarget({}, { url: '{{secret_base}}/health' })), 422, 'UNRESOLVED_VARIABLE', 'check.url');
   });
 
   it('counts used_by and refuses deleting a referenced variable', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { bearer, createTenantWithToken, startTestApp, type Tenant, type TestApp } from '../helpers/app.js';
-import { registerVariableUsage } from '../../src/variables/index.js';
+import { registerVariableUsage, snapshotVariables } from '../../src/variables/index.js';
 
 type Json = Record<string, unknown>;
 
@@ -56,6 +56,16 @@ describe('variables API: rules', () => {
     assert.equal(rotated.json().value, null);
     assert.equal(rotated.json().is_secret, true);
     for (const res of [got, list, rotated]) assert.ok(!res.body.includes('sEcReT'));
+  });
+
+  it('a write-time snapshot lists every key with its kind and only the plain values', async () => {
+    const other = await createTenantWithToken(t);
+    const as = (token: string) => (body: Json) => call('POST', '/api/v1/variables', body, token);
+    await as(other.token)({ key: 'snap_plain', value: 'https://93.184.216.34' });
+    await as(other.token)({ key: 'snap_secret', is_secret: true, value: 'TOP-SECRET' });
+    const snapshot = await snapshotVariables(t.services.db, other.orgId);
+    assert.deepEqual(snapshot.kinds, [{ key: 'snap_plain', is_secret: false }, { key: 'snap_secret', is_secret: true }]);
+    assert.deepEqual([...snapshot.plain], [['snap_plain', 'https://93.184.216.34']]);
   });
 
   it('refuses a key that does not match the pattern: 400 INVALID_VARIABLE_KEY on key', async () => {
