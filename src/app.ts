@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { answerPing, isPingRequest } from './heartbeat/ping-endpoint.js';
 import { installAuth } from './http/auth.js';
 import { installConventions } from './http/conventions.js';
-import { installErrorHandling, onFrameworkError } from './http/error-handler.js';
+import { installErrorHandling, onClientError, onFrameworkError } from './http/error-handler.js';
 import { registerHealthRoutes } from './http/health.js';
 import type { Metrics } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
@@ -75,6 +75,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     logController: new LogController({ disableRequestLogging: true }),
     serverFactory: serverAnsweringPings(services, observe),
     frameworkErrors: onFrameworkError,
+    clientErrorHandler: onClientError,
     trustProxy: cfg.bool(services.config, 'http.trust_proxy'),
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),

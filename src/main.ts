@@ -4,7 +4,7 @@ import { DataDirLockedError } from './db/data-dir-lock.js';
 import { migrate } from './db/migrate.js';
 import { adminUsage, runAdmin } from './operator/cli.js';
 import { createLogger, openStore } from './services.js';
-import { serve } from './server.js';
+import { ListenError, serve } from './server.js';
 
 const USAGE = `usage: keepwatch <command> [--config PATH]
 
@@ -58,7 +58,7 @@ main(process.argv.slice(2)).then(
   (code) => { if (code !== 0) process.exitCode = code; },
   (err: unknown) => {
     // Refusals a user can act on print one line; anything else prints its stack.
-    const known = err instanceof ConfigError || err instanceof DataDirLockedError;
+    const known = err instanceof ConfigError || err instanceof DataDirLockedError || err instanceof ListenError;
     process.stderr.write(known ? `${err.message}\n` : `${(err as Error).stack ?? String(err)}\n`);
     process.exitCode = 1;
   },

@@ -1,4 +1,5 @@
 // `keepwatch serve`: services, the app, the metrics listener, graceful shutdown.
+import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { startCheckEngine } from './checks/index.js';
 import { cfg, type Config } from './config/load.js';
@@ -9,13 +10,39 @@ import { startHistorySweep } from './results/index.js';
 import { startStoreUpkeep } from './db/upkeep.js';
 import { createServices } from './services.js';
 
+/** A listener that could not bind; `key` is the configuration key to change (`http.port`, `metrics.port`). */
+export class ListenError extends Error {
+  constructor(readonly key: string, address: string, cause: unknown) {
+    const code = (cause as { code?: string }).code;
+    super(`${key}: cannot listen on ${address}: ${code === 'EADDRINUSE' ? 'the address is already in use' : (cause as Error).message}${code ? ` (${code})` : ''}`, { cause });
+    this.name = 'ListenError';
+  }
+}
+
+/** Binds one listener, naming the key to change when it cannot. */
+async function listenOn(key: string, server: FastifyInstance, port: number, host: string): Promise<void> {
+  try {
+    await server.listen({ port, host });
+  } catch (err) {
+    throw new ListenError(key, host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`, err);
+  }
+}
+
 export async function serve(config: Config): Promise<void> {
   const services = await createServices(config);
   const metrics = cfg.bool(config, 'metrics.enabled') ? new Metrics() : undefined;
   const app = await buildApp(services, { metrics });
   const metricsServer = metrics?.server();
-  await app.listen({ port: cfg.int(config, 'http.port'), host: cfg.str(config, 'http.host') });
-  if (metricsServer) await metricsServer.listen({ port: cfg.int(config, 'metrics.port'), host: cfg.str(config, 'metrics.host') });
+  // Every listener or none: a node answering /healthz without its engine would look alive to its
+  // supervisor while doing no work. Nothing else has started yet, so closing these lets the process exit.
+  try {
+    await listenOn('http.port', app, cfg.int(config, 'http.port'), cfg.str(config, 'http.host'));
+    if (metricsServer) await listenOn('metrics.port', metricsServer, cfg.int(config, 'metrics.port'), cfg.str(config, 'metrics.host'));
+  } catch (err) {
+    await Promise.all([app.close(), metricsServer?.close()]);
+    await services.close();
+    throw err;
+  }
   const engine = cfg.bool(config, 'checker.enabled') ? await startCheckEngine(services, metrics ? { registry: metrics.registry } : {}) : undefined;
   const sweep = startHistorySweep(services);
   const upkeep = startStoreUpkeep(services);

@@ -116,6 +116,7 @@ function coerce(key: string, spec: KeySpec, raw: unknown, fromText: boolean): Co
       const n = typeof raw === 'number' || typeof raw === 'bigint' ? Number(raw) : fromEnv && /^-?\d+$/.test(raw.trim()) ? Number(raw) : NaN;
       if (!Number.isSafeInteger(n)) throw new ConfigError(key, `expected a whole number, got ${show(raw)}`);
       if (spec.min !== undefined && n < spec.min) throw new ConfigError(key, `must be at least ${spec.min}, got ${n}`);
+      if (spec.max !== undefined && n > spec.max) throw new ConfigError(key, `must be at most ${spec.max}, got ${n}`);
       return n;
     }
     case 'string': {

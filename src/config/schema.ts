@@ -1,5 +1,6 @@
 // Every configuration key Keepwatch reads, with its type, default and rule.
 // The loader, the README reference and the boot checks all read this one table.
+import { PLAN_VALUE_MAX } from '../operator/schema.js';
 import { PLAN_IDS, PLAN_NUMERIC_COLUMNS } from '../plans/catalog.js';
 
 export type KeyType = 'boolean' | 'integer' | 'string' | 'string[]';
@@ -9,6 +10,8 @@ export interface KeySpec {
   default?: unknown;
   /** Smallest accepted integer. Quotas, rates and intervals use 1 (service-api.md Limits 8). */
   min?: number;
+  /** Largest accepted integer: a port's range, or what a PostgreSQL `integer` column holds. */
+  max?: number;
   /** Accepted string values. */
   oneOf?: readonly string[];
   /** Secrets have no default and are never printed. */
@@ -18,10 +21,12 @@ export interface KeySpec {
   description: string;
 }
 
+const PORT_MAX = 65_535;
+
 const AUTH_METHODS = ['magic_link', 'passkey', 'forge_a', 'idp_b', 'idp_c', 'forge_d'] as const;
 
 const BASE_KEYS: Record<string, KeySpec> = {
-  'http.port': { type: 'integer', default: 8080, min: 0, envAliases: ['PORT'], description: 'TCP port of the API and pages (env `PORT`).' },
+  'http.port': { type: 'integer', default: 8080, min: 0, max: PORT_MAX, envAliases: ['PORT'], description: `TCP port of the API and pages (env \`PORT\`), 0..${PORT_MAX}.` },
   'http.host': { type: 'string', default: '127.0.0.1', envAliases: ['HOST'], description: 'Address to listen on (env `HOST`).' },
   'http.trust_proxy': { type: 'boolean', default: false, description: 'Take the client address from `X-Forwarded-For` (set behind a reverse proxy).' },
   data_dir: { type: 'string', default: './data', description: 'Directory of the embedded store and generated secrets (env `KEEPWATCH_DATA_DIR`).' },
@@ -32,7 +37,7 @@ const BASE_KEYS: Record<string, KeySpec> = {
   plan_cache_ttl_secs: { type: 'integer', default: 300, min: 1, description: 'Plan changes become visible within this many seconds on other nodes.' },
   'log.level': { type: 'string', default: 'info', oneOf: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], description: 'pino log level.' },
   'metrics.enabled': { type: 'boolean', default: true, description: 'Serve Prometheus metrics at `/metrics` on a separate listener.' },
-  'metrics.port': { type: 'integer', default: 9464, min: 0, description: 'Port of the metrics listener.' },
+  'metrics.port': { type: 'integer', default: 9464, min: 0, max: PORT_MAX, description: `Port of the metrics listener, 0..${PORT_MAX}.` },
   'metrics.host': { type: 'string', default: '127.0.0.1', description: 'Address of the metrics listener.' },
   'security.allow_private_targets': { type: 'boolean', default: false, description: 'Allow monitors to reach loopback, private, link-local and reserved addresses.' },
   'security.credentials_kek_base64': { type: 'string', secret: true, description: 'Base64 of a 32-byte key sealing stored credentials and secrets (AES-256-GCM).' },
@@ -70,7 +75,7 @@ function planKeys(): Record<string, KeySpec> {
   const keys: Record<string, KeySpec> = {};
   for (const plan of PLAN_IDS) {
     for (const column of PLAN_NUMERIC_COLUMNS) {
-      keys[`plans.${plan}.${column}`] = { type: 'integer', min: 1, description: `Override of \`${column}\` on plan \`${plan}\`.` };
+      keys[`plans.${plan}.${column}`] = { type: 'integer', min: 1, max: PLAN_VALUE_MAX, description: `Override of \`${column}\` on plan \`${plan}\`.` };
     }
   }
   return keys;

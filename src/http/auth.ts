@@ -59,7 +59,9 @@ async function authenticateUser(request: FastifyRequest, services: Services, con
   // Rows for every failure and every check against the store; a cache hit is not recorded again.
   if (fresh) services.loginAttempts.push({ method: 'api_token', success: true, tokenId: principal.tokenId, userId: principal.userId, ip: request.ip, userAgent: request.headers['user-agent'] });
 
-  const org = config.orgScoped === false ? bound : await resolveOrg(request, services, principal.userId, bound);
+  // The spec states the header rules without exception, so routes that act in no org (the caller,
+  // the region catalogue, an org named by the path) check them too.
+  const org = await resolveOrg(request, services, principal.userId, bound);
   if (config.scope && !hasScope(principal.scopes, config.scope)) {
     throw new AppError(403, 'INSUFFICIENT_SCOPE', `this token lacks the scope ${config.scope}`);
   }

@@ -21,14 +21,15 @@ async function requireJsonBody(request: FastifyRequest): Promise<void> {
   }
 }
 
-/** Why a route that documents no body refuses `value`; null for `{}`, the one body it takes. */
-function unexpectedBody(value: unknown): AppError | null {
+/** A route that documents no body takes none, or `{}`. */
+async function refuseUnexpectedBody(request: FastifyRequest): Promise<void> {
+  const value = request.body;
+  if (value === undefined) return;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return new AppError(400, 'INVALID_JSON', 'this endpoint takes no body; send none, or {}');
+    throw new AppError(400, 'INVALID_JSON', 'this endpoint takes no body; send none, or {}');
   }
   const [key] = Object.keys(value);
-  if (key === undefined) return null;
-  return new AppError(422, 'INVALID_JSON', `unknown key "${key}"; this endpoint takes no body (send none, or {})`, { field: key, allowed: [] });
+  if (key !== undefined) throw new AppError(422, 'INVALID_JSON', `unknown key "${key}"; this endpoint takes no body (send none, or {})`, { field: key, allowed: [] });
 }
 
 export function installConventions(app: FastifyInstance): void {
@@ -36,23 +37,28 @@ export function installConventions(app: FastifyInstance): void {
   app.removeContentTypeParser('text/plain');
 
   // Clients often send `Content-Type: application/json` on a bodiless GET or DELETE: a route that takes
-  // no body ignores an empty one, and takes `{}`; anything else sent to it is refused like any unknown
-  // key (Conventions 7). Everything goes through Fastify's parser (prototype-poisoning checks).
+  // no body ignores an empty one. Everything else goes to Fastify's parser (prototype-poisoning checks).
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (request.routeOptions.schema?.body) return parseJson(request, body as string, done);
-    if (body === '') return done(null, undefined);
-    return parseJson(request, body as string, (err, value) => (err ? done(err) : done(unexpectedBody(value), value)));
+    if (body === '' && !request.routeOptions.schema?.body) return done(null, undefined);
+    return parseJson(request, body as string, done);
   });
 
-  // A route with a body schema needs a JSON body, also when the client sent none at all. Attached
-  // to those routes alone, so reads pay nothing for it.
+  // A mutation with a body schema needs a JSON body, also when the client sent none at all; one
+  // without takes none or `{}`, and any key sent to it is refused like any unknown key
+  // (Conventions 7), after its path is validated (a malformed id is 404 first). Attached to those
+  // routes alone, so reads pay nothing for it.
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    if (!route.schema?.body || !methods.some((m) => MUTATIONS.has(m))) return;
-    const existing = route.preValidation ? [route.preValidation].flat() : [];
-    route.preValidation = [requireJsonBody, ...existing];
+    if (!methods.some((m) => MUTATIONS.has(m))) return;
+    if (route.schema?.body) {
+      const existing = route.preValidation ? [route.preValidation].flat() : [];
+      route.preValidation = [requireJsonBody, ...existing];
+    } else {
+      const existing = route.preHandler ? [route.preHandler].flat() : [];
+      route.preHandler = [refuseUnexpectedBody, ...existing];
+    }
   });
 
   // Response headers are set as the request arrives, so every answer carries them, errors included.

@@ -1,5 +1,6 @@
 // Maps every error to the CONTRACT.md envelope: {"error": {"code", "message", "field"?, ...}}.
 // A 5xx logs its cause and answers a fixed message.
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode } from '../shared/errors.js';
 import { cacheControlFor } from './conventions.js';
@@ -59,6 +60,42 @@ export function onFrameworkError(err: FastifyError, request: FastifyRequest, rep
   if (cacheControl) reply.header('cache-control', cacheControl);
   reply.header('x-request-id', request.id);
   void sendError(reply, known);
+}
+
+/**
+ * What the HTTP parser refuses before a request exists (headers over the limit, a client too slow,
+ * bytes that are not HTTP), by Node's error code. The errors list has no code for oversized headers;
+ * PAYLOAD_TOO_LARGE is the nearest; other refusals get the generic VALIDATION_FAILED, as unnamed 4xx do above.
+ */
+function fromClientError(code: string | undefined): AppError {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new AppError(431, 'PAYLOAD_TOO_LARGE', 'the request headers are too large');
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return new AppError(413, 'PAYLOAD_TOO_LARGE', 'the chunk extensions of the body are too large');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new AppError(408, 'VALIDATION_FAILED', 'the request was not received in time');
+    default:
+      return new AppError(400, 'VALIDATION_FAILED', 'the request is not valid HTTP');
+  }
+}
+
+const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 413: 'Content Too Large', 431: 'Request Header Fields Too Large' };
+
+/**
+ * Fastify's `clientErrorHandler`: the parser's refusals carry the same envelope as every other error.
+ * No request was parsed, so no hook runs and the answer is written to the socket by hand, then closed.
+ */
+export function onClientError(err: Error & { code?: string }, socket: Duplex): void {
+  // A reset connection has no one to answer.
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  if (socket.writable) {
+    const known = fromClientError(err.code);
+    const body = JSON.stringify(errorBody(known));
+    socket.write(`HTTP/1.1 ${known.status} ${STATUS_TEXT[known.status]}\r\nContent-Type: application/json; charset=utf-8\r\n`
+      + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(err);
 }
 
 export function installErrorHandling(app: FastifyInstance): void {

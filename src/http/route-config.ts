@@ -12,7 +12,10 @@ declare module 'fastify' {
     auth?: RouteAuth;
     /** Token scope the route needs; unset means any authenticated caller. */
     scope?: Scope;
-    /** Whether the route acts inside one org (`X-Service-Org` or the token's binding). Default true for `user` routes. */
+    /**
+     * Whether the handler acts inside the request's org. Default true for `user` routes. Only the
+     * OpenAPI text reads it: the `X-Service-Org` rules apply to every `user` route alike.
+     */
     orgScoped?: boolean;
   }
   interface FastifyRequest {
@@ -24,7 +27,7 @@ export interface RequestAuth {
   actor: Actor;
   principal: TokenPrincipal;
   userId: string;
-  /** The org of an org-scoped route, or the token's bound org. */
+  /** The org the request acts in: the token's bound org, else the one `X-Service-Org` names. */
   org: OrgRef | null;
   /** The quota subject the request is charged to. */
   accountId: string | null;

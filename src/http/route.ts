@@ -60,8 +60,8 @@ export function addRoute<B extends TSchema = TSchema, Q extends TSchema = TSchem
   const errors = new Set(spec.errors ?? []);
   if (spec.body || spec.querystring) errors.add(400);
   if (spec.body) { errors.add(415); errors.add(422); }
-  if (spec.auth === 'user') { errors.add(401); errors.add(429); if (spec.scope || spec.orgScoped !== false) errors.add(403); }
-  if (spec.auth === 'user' && spec.orgScoped !== false) errors.add(400);
+  // Every `user` route applies the X-Service-Org rules: 400 ORG_REQUIRED / ORG_HEADER_INVALID, 403 ORG_HEADER_MISMATCH.
+  if (spec.auth === 'user') { errors.add(400); errors.add(401); errors.add(403); errors.add(429); }
   if (spec.auth === 'operator' || spec.params) errors.add(404);
 
   const response: Record<number, unknown> = {};
@@ -86,7 +86,7 @@ export function addRoute<B extends TSchema = TSchema, Q extends TSchema = TSchem
       tags: spec.tags,
       ...(spec.auth === 'user' && { security: [{ apiToken: spec.scope ? [spec.scope] : [] }] }),
       ...(spec.auth === 'operator' && { security: [{ operatorSecret: [] }] }),
-      ...(spec.auth === 'user' && spec.orgScoped !== false && { headers: OrgHeader }),
+      ...(spec.auth === 'user' && { headers: spec.orgScoped === false ? OrgFreeHeader : OrgHeader }),
       ...(spec.body && { body: spec.body }),
       ...(spec.querystring && { querystring: spec.querystring }),
       ...(spec.params && { params: spec.params }),
@@ -105,10 +105,12 @@ function hasDiscriminator(schema: unknown): boolean {
   return 'discriminator' in schema || Object.values(schema).some(hasDiscriminator);
 }
 
+const ORG_HEADER_RULES = 'Optional for a token bound to an org (must then name it, else 403 `ORG_HEADER_MISMATCH`); required otherwise (400 `ORG_REQUIRED`). An unknown or malformed slug is 400 `ORG_HEADER_INVALID`.';
 const OrgHeader = Type.Object({
-  'x-service-org': Type.Optional(Type.String({
-    description: 'Slug of the org to act in. Optional for a token bound to an org (must then name it); required otherwise.',
-  })),
+  'x-service-org': Type.Optional(Type.String({ description: `Slug of the org to act in. ${ORG_HEADER_RULES}` })),
+});
+const OrgFreeHeader = Type.Object({
+  'x-service-org': Type.Optional(Type.String({ description: `Slug of one of the caller's orgs. This route acts in no org, but the header rules hold here too: ${ORG_HEADER_RULES}` })),
 });
 
 function describe(spec: { description?: string; auth: RouteAuth; scope?: Scope }): string {

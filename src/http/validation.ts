@@ -8,9 +8,9 @@ import { AppError, ERROR_CODES, type ErrorCode } from '../shared/errors.js';
 // ajv-formats ships CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
-function makeAjv(coerce: boolean): Ajv {
+function makeAjv(coerce: boolean, allErrors = false): Ajv {
   const ajv = new Ajv({
-    allErrors: false,
+    allErrors,
     removeAdditional: false,
     useDefaults: true,
     coerceTypes: coerce ? 'array' : false,
@@ -26,12 +26,25 @@ function makeAjv(coerce: boolean): Ajv {
 
 const bodyAjv = makeAjv(false);
 const paramAjv = makeAjv(true);
+// Used only once a body has failed, to find an unknown key hidden behind an earlier failure.
+const bodyAjvAllErrors = makeAjv(false, true);
 
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const validate: ValidateFunction = (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema as object);
   const part = httpPart ?? 'body';
+  // Compiled on the first failure: a valid body costs one fast pass, as before.
+  let validateAll: ValidateFunction | undefined;
+  const unknownKeyIn = (data: unknown): ErrorObject | undefined => {
+    validateAll ??= bodyAjvAllErrors.compile(schema as object);
+    return validateAll(data) ? undefined : findUnknownKey(validateAll.errors ?? []);
+  };
   return (data: unknown) => {
-    if (!validate(data)) return { error: toAppError(part, pickError(validate.errors ?? [])) };
+    if (!validate(data)) {
+      const first = pickError(validate.errors ?? []);
+      // Conventions 7: an unknown or read-only key is named even when another field also fails.
+      const unknown = part === 'body' && first?.keyword !== 'additionalProperties' ? unknownKeyIn(data) : undefined;
+      return { error: toAppError(part, unknown ?? first) };
+    }
     const bad = findUnstorableText(data);
     if (bad === undefined) return { value: data };
     if (part === 'params') return { error: new AppError(404, 'NOT_FOUND', 'resource not found') };
@@ -86,8 +99,7 @@ export function pickError(errors: ErrorObject[]): ErrorObject | undefined {
   const branches = (Array.isArray(last.schema) ? last.schema : []) as unknown[];
   const errorsOf = (i: number) => errors.filter((e) => e.schemaPath.startsWith(`${last.schemaPath}/${i}/`));
   const discriminators = branches.map((b) => constProperties(b));
-  const matching = branches.map((_, i) => i).filter((i) => discriminators[i]!.length > 0 && isObject(last.data)
-    && discriminators[i]!.every(([key, value]) => (last.data as Record<string, unknown>)[key] === value));
+  const matching = branchesByConst(branches, last.data);
   if (matching.length === 1) return pickError(errorsOf(matching[0]!));
 
   const branchErrors = errors.slice(0, -1);
@@ -104,6 +116,40 @@ export function pickError(errors: ErrorObject[]): ErrorObject | undefined {
   const fitting = branches.map((_, i) => i).filter((i) => errorsOf(i).some((e) => e.keyword !== 'type' || e.instancePath !== last.instancePath));
   if (fitting.length === 1) return pickError(errorsOf(fitting[0]!));
   return { ...last, message: 'does not match any of the accepted shapes' };
+}
+
+/**
+ * The first unknown key among all of a body's errors. Inside a union only the branch the client meant
+ * counts: a sibling branch calls every key it lacks unknown. A tagged `oneOf` evaluates only the
+ * tagged branch and reports no union error, so its branch errors always count.
+ */
+export function findUnknownKey(errors: ErrorObject[]): ErrorObject | undefined {
+  const unions = new Map(errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf').map((e) => [e.schemaPath, e]));
+  return errors.find((e) => e.keyword === 'additionalProperties' && [...e.schemaPath.matchAll(/\/(anyOf|oneOf)\/(\d+)\//g)].every((m) => {
+    const union = unions.get(`${e.schemaPath.slice(0, m.index)}/${m[1]}`);
+    return !union || meantBranch(union) === Number(m[2]);
+  }));
+}
+
+/** The branch of a failed union the client meant: the one its tag names, else the only one of the data's type. */
+function meantBranch(union: ErrorObject): number | undefined {
+  const branches = (Array.isArray(union.schema) ? union.schema : []) as unknown[];
+  const byTag = branchesByConst(branches, union.data);
+  if (byTag.length === 1) return byTag[0];
+  const type = union.data === null ? 'null' : Array.isArray(union.data) ? 'array' : typeof union.data;
+  const byType = branches.map((_, i) => i).filter((i) => {
+    const declared = isObject(branches[i]) ? branches[i].type : undefined;
+    return declared === type || (Array.isArray(declared) && declared.includes(type));
+  });
+  return byType.length === 1 ? byType[0] : undefined;
+}
+
+/** Indexes of the branches whose `const` properties (a tag such as `type`) all match the data. */
+function branchesByConst(branches: unknown[], data: unknown): number[] {
+  return branches.map((_, i) => i).filter((i) => {
+    const consts = constProperties(branches[i]);
+    return consts.length > 0 && isObject(data) && consts.every(([key, value]) => data[key] === value);
+  });
 }
 
 /** `[key, value]` of every property a branch pins with `const`. */

@@ -1,6 +1,7 @@
 // `keepwatch admin ...`: the operator surface over HTTP (an embedded store admits one process at a
 // time, so the CLI talks to the running server). The secret comes from configuration or from the
 // file a zero-config server generated into `data_dir`.
+import { isIPv6 } from 'node:net';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { cfg, type Config } from '../config/load.js';
@@ -40,7 +41,7 @@ const COMMANDS: Record<string, Command> = {
     usage: '--account-id ID --caps \'{"max_targets":500}\' --reason TEXT [--expires-at RFC3339]',
     options: { 'account-id': { type: 'string' }, caps: { type: 'string' }, reason: { type: 'string' }, 'expires-at': { type: 'string' } },
     required: ['account-id', 'caps', 'reason'],
-    request: (o) => ({ method: 'PUT', path: `/operator/accounts/${o['account-id']}/overrides`, body: { caps: JSON.parse(String(o.caps)), reason: o.reason, expires_at: o['expires-at'] } }),
+    request: (o) => ({ method: 'PUT', path: `/operator/accounts/${o['account-id']}/overrides`, body: { caps: jsonOption(o.caps, 'caps', '{"max_targets":500}'), reason: o.reason, expires_at: o['expires-at'] } }),
   },
   'clear-overrides': {
     usage: '--account-id ID [--reason TEXT]',
@@ -71,7 +72,10 @@ export function adminUsage(): string {
   return ['keepwatch admin <command> [--url http://host:port] [options]', '', ...Object.entries(COMMANDS).map(([name, c]) => `  ${name} ${c.usage}`)].join('\n');
 }
 
-/** Returns the process exit code. */
+/** Bad usage: the message and the command's usage are printed, and the exit code is 2. */
+class UsageError extends Error {}
+
+/** Returns the process exit code: 0 done, 1 refused or not understood by the server, 2 bad usage, 3 no server. */
 export async function runAdmin(args: string[], config: Config, out: (s: string) => void = (s) => process.stdout.write(s + '\n')): Promise<number> {
   const [name, ...rest] = args;
   const command = name ? COMMANDS[name] : undefined;
@@ -79,19 +83,74 @@ export async function runAdmin(args: string[], config: Config, out: (s: string) 
     out(adminUsage());
     return name ? 2 : 0;
   }
-  const values = parseArgs({ args: rest, options: { ...command.options, url: { type: 'string' } }, strict: true }).values as Record<string, string | boolean | undefined>;
+  const usage = `usage: keepwatch admin ${name} ${command.usage}`.trimEnd();
+  if (rest.includes('--help') || rest.includes('-h')) {
+    out(usage);
+    return 0;
+  }
+  let call: { base: string; secret: string; request: AdminRequest };
+  try {
+    call = prepareCall(command, rest, config);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    out(`${err.message}\n${usage}`);
+    return 2;
+  }
+  return send(call.base, call.secret, call.request, out);
+}
+
+type AdminRequest = ReturnType<Command['request']>;
+
+/** Options, secret and server address of one call; a UsageError names what is wrong with them. */
+function prepareCall(command: Command, args: string[], config: Config): { base: string; secret: string; request: AdminRequest } {
+  const values = parseOptions(command, args);
   const missing = command.required.filter((k) => values[k] === undefined);
-  if (missing.length) {
-    out(`missing --${missing.join(', --')}\nusage: keepwatch admin ${name} ${command.usage}`);
-    return 2;
-  }
+  if (missing.length) throw new UsageError(`missing --${missing.join(', --')}`);
   const secret = cfg.optStr(config, 'operator.secret') ?? readSecretFile(resolve(cfg.str(config, 'data_dir')), OPERATOR_SECRET_FILE);
-  if (!secret) {
-    out(`no operator secret: set operator.secret, or run this where the server's data_dir (${cfg.str(config, 'data_dir')}) is`);
-    return 2;
+  if (!secret) throw new UsageError(`no operator secret: set operator.secret, or run this where the server's data_dir (${cfg.str(config, 'data_dir')}) is`);
+  return { base: serverBase(values.url as string | undefined, config), secret, request: command.request(values) };
+}
+
+function parseOptions(command: Command, args: string[]): Record<string, string | boolean | undefined> {
+  try {
+    return parseArgs({ args, options: { ...command.options, url: { type: 'string' } }, strict: true }).values as Record<string, string | boolean | undefined>;
+  } catch (err) {
+    // parseArgs explains unknown options, missing values and stray arguments in one sentence.
+    if ((err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS_')) throw new UsageError((err as Error).message);
+    throw err;
   }
-  const base = (values.url as string | undefined) ?? `http://${cfg.str(config, 'http.host')}:${cfg.int(config, 'http.port')}`;
-  const { method, path, body } = command.request(values);
+}
+
+/** A JSON option (`--caps`), parsed here so a typo is a usage error rather than a stack trace. */
+function jsonOption(value: unknown, option: string, example: string): unknown {
+  try {
+    return JSON.parse(String(value));
+  } catch {
+    throw new UsageError(`--${option} must be JSON, e.g. '${example}'`);
+  }
+}
+
+// A wildcard listen address is not one a client can dial: it means this machine's loopback of the
+// same family. Not `localhost`, which may name 127.0.0.1 alone while the server listens on ::1.
+const WILDCARD_LOOPBACK: Record<string, string> = { '0.0.0.0': '127.0.0.1', '[::]': '[::1]' };
+
+/** `--url`, else where `http.host`:`http.port` is reached from this machine. */
+function serverBase(url: string | undefined, config: Config): string {
+  if (url !== undefined) {
+    const parsed = URL.canParse(url) ? new URL(url) : undefined;
+    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) throw new UsageError(`--url must be an http(s) URL such as http://127.0.0.1:8080, got ${JSON.stringify(url)}`);
+    return parsed.origin;
+  }
+  const host = cfg.str(config, 'http.host');
+  const listen = `http://${isIPv6(host) ? `[${host}]` : host}:${cfg.int(config, 'http.port')}`;
+  if (!URL.canParse(listen)) throw new UsageError(`http.host ${JSON.stringify(host)} is not a host name or address; pass --url`);
+  const origin = new URL(listen);
+  origin.hostname = WILDCARD_LOOPBACK[origin.hostname] ?? origin.hostname;
+  return origin.origin;
+}
+
+/** Sends the request and prints the server's JSON answer; anything else is one line. */
+async function send(base: string, secret: string, { method, path, body }: AdminRequest, out: (s: string) => void): Promise<number> {
   let response: Response;
   try {
     response = await fetch(new URL(path, base), {
@@ -104,6 +163,17 @@ export async function runAdmin(args: string[], config: Config, out: (s: string) 
     return 3;
   }
   const text = await response.text();
-  out(text ? JSON.stringify(JSON.parse(text), null, 2) : `${response.status}`);
+  if (!text) {
+    out(`${response.status}`);
+    return response.ok ? 0 : 1;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    out(`the server at ${base} answered ${response.status} ${response.headers.get('content-type') ?? 'without a content type'}, not JSON; is it keepwatch? (--url to point elsewhere)`);
+    return 1;
+  }
+  out(JSON.stringify(json, null, 2));
   return response.ok ? 0 : 1;
 }

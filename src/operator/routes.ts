@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { addRoute } from '../http/route.js';
+import { addRoute, IdParams } from '../http/route.js';
 import type { Services } from '../services.js';
 import {
   AccountParams, AccountPlanResult, Agent, ClearOverridesQuery, CreateAgentBody, CreatedAgent, CreatedToken, CreatedUser, CreateTokenBody,
-  CreateUserBody, OverridesBody, PlanMoveBody, UserParams,
+  CreateUserBody, OverridesBody, PLAN_VALUE_MAX, PlanMoveBody, UserParams,
 } from './schema.js';
 import { bootstrapToken, bootstrapUser, clearOverrides, createAgent, deleteAgent, listAgents, moveAccountPlan, setOverrides } from './service.js';
 
@@ -22,7 +22,7 @@ export function registerOperatorRoutes(app: FastifyInstance, services: Services)
   addRoute(app, {
     method: 'PUT', url: '/operator/accounts/:id/overrides', auth: 'operator', tags,
     summary: "Replace an account's cap overrides",
-    description: 'Unknown column or non-whole value: 400 `PLAN_OVERRIDE_INVALID` for the whole request. A past `expires_at` is refused; after it passes the override stops applying.',
+    description: `Unknown column, or a value that is not a whole number from 0 to ${PLAN_VALUE_MAX}: 400 \`PLAN_OVERRIDE_INVALID\` for the whole request. A past \`expires_at\` is refused; after it passes the override stops applying.`,
     params: AccountParams, body: OverridesBody, response: { 200: AccountPlanResult },
     handler: async (request) => setOverrides(services, request.params.id, request.body),
   });
@@ -70,7 +70,7 @@ export function registerOperatorRoutes(app: FastifyInstance, services: Services)
   addRoute(app, {
     method: 'DELETE', url: '/operator/agents/:id', auth: 'operator', tags,
     summary: 'Delete a probe agent; its token stops working at once',
-    params: Type.Object({ id: Type.String() }), response: { 204: null },
+    params: IdParams, response: { 204: null },
     handler: async (request, reply) => {
       await deleteAgent(services, request.params.id);
       return reply.code(204).send();

@@ -10,8 +10,11 @@ export const PlanMoveBody = Type.Object({
   fallback_plan_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Plan the account falls back to when a paid subscription ends.' })),
 }, { additionalProperties: false });
 
+/** Largest value of a plan column: the columns are PostgreSQL `integer`; a larger one would fail every write that reads it. */
+export const PLAN_VALUE_MAX = 2_147_483_647;
+
 export const OverridesBody = Type.Object({
-  caps: Type.Record(Type.String(), Type.Unknown(), { description: 'Plan column -> whole number. Replaces every earlier override; may lower as well as raise.' }),
+  caps: Type.Record(Type.String(), Type.Unknown(), { description: `Plan column -> whole number, 0..${PLAN_VALUE_MAX}. Replaces every earlier override; may lower as well as raise.` }),
   reason: Type.String({ minLength: 1, maxLength: 500 }),
   expires_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
 }, { additionalProperties: false });

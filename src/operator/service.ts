@@ -11,7 +11,7 @@ import { installDefaultPlan } from '../services.js';
 import { writeAudit } from '../shared/audit.js';
 import { AppError, notFound } from '../shared/errors.js';
 import { isUuid, newId, randomToken } from '../shared/ids.js';
-import type { AccountPlanResult, CreateAgentBody, CreateTokenBody, CreateUserBody, OverridesBody, PlanMoveBody } from './schema.js';
+import { PLAN_VALUE_MAX, type AccountPlanResult, type CreateAgentBody, type CreateTokenBody, type CreateUserBody, type OverridesBody, type PlanMoveBody } from './schema.js';
 
 const OPERATOR = { type: 'operator' } as const;
 const PAID_STATES = new Set(['active', 'grace']);
@@ -39,7 +39,7 @@ async function settle(services: Services, tx: Executor, accountId: string, event
     [newId(), accountId, event, reason, JSON.stringify(details)]);
   await writeAudit(tx, OPERATOR, { action: `account.${event}`, accountId, entityType: 'account', entityId: accountId, details: { reason, ...details } });
   const plan = await services.plans.load(tx, accountId);
-  const counts = await reconcileHolds(tx, accountId, plan);
+  const counts = await reconcileHolds(tx, accountId, plan, services);
   const [account] = await tx.query<AccountRow>('SELECT id, plan_id, fallback_plan_id, subscription_status FROM accounts WHERE id = $1', [accountId]);
   const [override] = await tx.query<{ caps: Record<string, number>; reason: string; expires_at: Date | null }>(
     'SELECT caps, reason, expires_at FROM plan_overrides WHERE account_id = $1', [accountId]);
@@ -69,14 +69,14 @@ export async function moveAccountPlan(services: Services, accountId: string, bod
   return result;
 }
 
-/** Unknown column or a value that is not a whole number refuses the whole request. */
+/** Unknown column or a value that is not a whole number the column can hold refuses the whole request. */
 export function validateOverrideCaps(caps: Record<string, unknown>): Record<string, number> {
   for (const [column, value] of Object.entries(caps)) {
     if (!(PLAN_NUMERIC_COLUMNS as readonly string[]).includes(column)) {
       throw new AppError(400, 'PLAN_OVERRIDE_INVALID', `unknown plan column "${column}"`, { field: `caps.${column}` });
     }
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-      throw new AppError(400, 'PLAN_OVERRIDE_INVALID', `caps.${column} must be a whole number`, { field: `caps.${column}` });
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > PLAN_VALUE_MAX) {
+      throw new AppError(400, 'PLAN_OVERRIDE_INVALID', `caps.${column} must be a whole number from 0 to ${PLAN_VALUE_MAX}`, { field: `caps.${column}` });
     }
   }
   return caps as Record<string, number>;

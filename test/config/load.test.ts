@@ -204,6 +204,24 @@ describe('config: refusals name the key', () => {
     }
   });
 
+  // TODO until src/config/load.ts checks KeySpec.max (its owner's change; see the report of this fix).
+  it('refuses a port above 65535 and a plan column above what PostgreSQL integer holds, naming the key', () => {
+    assertRefuses(() => load({ env: { PORT: '70000' } }), 'PORT');
+    assertRefuses(() => load({ env: { KEEPWATCH_HTTP__PORT: '65536' } }), 'KEEPWATCH_HTTP__PORT');
+    assertRefuses(() => load({ cwd: withToml('[metrics]\nport = 65536') }), 'metrics.port');
+    assertRefuses(() => load({ cwd: withToml('[plans.team]\nmax_targets = 3000000000') }), 'plans.team.max_targets');
+    assertRefuses(() => load({ env: { KEEPWATCH_PLANS__FREE__API_READS_PER_MINUTE: '2147483648' } }), 'KEEPWATCH_PLANS__FREE__API_READS_PER_MINUTE');
+    assert.equal(load({ env: { PORT: '65535' } })['http.port'], 65535);
+    assert.equal(load({ cwd: withToml('[plans.team]\nmax_targets = 2147483647') })['plans.team.max_targets'], 2147483647);
+  });
+
+  it('bounds ports by 65535 and every plan column by 2^31-1 in the key table', () => {
+    assert.equal(CONFIG_KEYS['http.port']!.max, 65535);
+    assert.equal(CONFIG_KEYS['metrics.port']!.max, 65535);
+    const planKeys = Object.entries(CONFIG_KEYS).filter(([key]) => key.startsWith('plans.'));
+    assert.ok(planKeys.length > 0 && planKeys.every(([, spec]) => spec.max === 2_147_483_647));
+  });
+
   it('refuses a default_plan that is not a plan id, and accepts free', () => {
     assertRefuses(() => load({ cwd: withToml('default_plan = "teams"') }), 'default_plan');
     assertRefuses(() => load({ env: { KEEPWATCH_DEFAULT_PLAN: 'Team' } }), 'KEEPWATCH_DEFAULT_PLAN');

@@ -112,9 +112,10 @@ describe('X-Service-Org', () => {
       assertError(await probe(boundB, slug), 403, 'ORG_HEADER_MISMATCH');
       assertError(await probe(unboundB, slug), 400, 'ORG_HEADER_INVALID');
     }
-    // A token bound to B's org cannot reach A's org through any other path either.
-    const usage = await t.inject({ method: 'GET', url: `/api/v1/orgs/${a.orgId}/usage`, headers: bearer(unboundB) });
-    assertError(usage, 404, 'NOT_FOUND');
+    // B's tokens cannot reach A's org through a path-named org either.
+    for (const headers of [bearer(boundB), bearer(unboundB, b.orgSlug)]) {
+      assertError(await t.inject({ method: 'GET', url: `/api/v1/orgs/${a.orgId}/usage`, headers }), 404, 'NOT_FOUND');
+    }
   });
 
   it('a bound token whose user left the org no longer authenticates (after the cache TTL)', async () => {
@@ -131,7 +132,47 @@ describe('X-Service-Org', () => {
     }
     // The unbound token still authenticates; the org it left is now unknown to it.
     assertError(await probe(unbound, d.orgSlug), 400, 'ORG_HEADER_INVALID');
-    assert.equal((await t.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(unbound) })).statusCode, 200);
+    assertError(await t.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(unbound, d.orgSlug) }), 400, 'ORG_HEADER_INVALID');
+  });
+
+  describe('on routes that do not act in an org', () => {
+    const ORG_FREE = ['/api/v1/me', '/api/v1/me/usage', '/api/v1/regions'];
+    const get = (url: string, token: string, org?: string) => t.inject({ method: 'GET', url, headers: bearer(token, org) });
+    const usageOf = (org: Tenant) => `/api/v1/orgs/${org.orgId}/usage`;
+
+    it('apply the same header rules as every other route', async () => {
+      for (const url of [...ORG_FREE, usageOf(a)]) {
+        assertError(await get(url, boundA, c.orgSlug), 403, 'ORG_HEADER_MISMATCH');
+        assertError(await get(url, boundA, b.orgSlug), 403, 'ORG_HEADER_MISMATCH');
+        for (const token of [boundA, unboundA]) {
+          assertError(await get(url, token, 'Bad_Slug'), 400, 'ORG_HEADER_INVALID');
+          assertError(await get(url, token, UNKNOWN), 400, 'ORG_HEADER_INVALID');
+        }
+        assertError(await get(url, unboundA, b.orgSlug), 400, 'ORG_HEADER_INVALID');
+        assertError(await get(url, unboundA), 400, 'ORG_REQUIRED');
+        assert.equal((await get(url, boundA)).statusCode, 200, url);
+        assert.equal((await get(url, boundA, a.orgSlug)).statusCode, 200, url);
+        assert.equal((await get(url, unboundA, a.orgSlug)).statusCode, 200, url);
+      }
+    });
+
+    it('a path-named org keeps its own checks: a member reads it through any of its orgs, others get 404', async () => {
+      assert.equal((await get(usageOf(c), unboundA, c.orgSlug)).statusCode, 200);
+      assert.equal((await get(usageOf(c), unboundA, a.orgSlug)).statusCode, 200, 'the path names the org read');
+      assertError(await get(usageOf(c), boundA), 404, 'NOT_FOUND');
+      assertError(await get(usageOf(b), unboundA, a.orgSlug), 404, 'NOT_FOUND');
+    });
+
+    it('document X-Service-Org and its errors in OpenAPI', async () => {
+      const doc = (await t.inject({ method: 'GET', url: '/api/openapi.json' })).json() as {
+        paths: Record<string, { get: { parameters?: Array<{ in: string; name: string }>; responses: Record<string, unknown> } }>;
+      };
+      for (const path of ['/api/v1/me', '/api/v1/regions', '/api/v1/orgs/{id}/usage']) {
+        const op = doc.paths[path]!.get;
+        assert.ok(op.parameters?.some((p) => p.in === 'header' && p.name === 'x-service-org'), path);
+        assert.ok(op.responses['400'] && op.responses['403'], path);
+      }
+    });
   });
 
   it('a bound token whose org was deleted no longer authenticates (after the cache TTL)', async () => {

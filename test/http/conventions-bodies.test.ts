@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { addRoute } from '../../src/http/route.js';
-import { OPERATOR_SECRET, startTestApp, type TestApp } from '../helpers/app.js';
+import { bearer, createTenantWithToken, OPERATOR_SECRET, startTestApp, type TestApp } from '../helpers/app.js';
 
 const Step = Type.Object({ op: Type.String(), selector: Type.Optional(Type.String()) }, { additionalProperties: false });
 const ProbeBody = Type.Object({
@@ -71,6 +71,27 @@ describe('strict request bodies (Conventions 7)', () => {
 
     const inCheck = errorOf(await probe({ ...valid(), check: { ...valid().check, timeout: 5 } }));
     assert.deepEqual([inCheck.field, inCheck.allowed], ['check.timeout', ['type', 'steps']]);
+  });
+
+  it('names an unknown key on POST /api/v1/targets even when a required field is missing too', async () => {
+    const { token } = await createTenantWithToken(t);
+    const create = (body: unknown) => t.inject({ method: 'POST', url: '/api/v1/targets', headers: { ...bearer(token), ...JSON_CT }, payload: JSON.stringify(body) });
+    const cases: Array<[unknown, string, string]> = [
+      [{ bogus: 1 }, 'bogus', 'name'],
+      [{ name: 'n', check: { type: 'http', bogus: 1 } }, 'check.bogus', 'url'],
+      [{ check: { type: 'http', bogus: 1 } }, 'check.bogus', 'url'],
+      [{ name: 'n', check: { type: 'http', url: 'https://example.com' }, alerts: [{ bogus: 1 }] }, 'alerts[0].bogus', 'channel_id'],
+      [{ id: 'x', write_source: 'api' }, 'id', 'name'],
+    ];
+    for (const [body, field, accepted] of cases) {
+      const res = await create(body);
+      assert.equal(res.statusCode, 422, `${JSON.stringify(body)}: ${res.body}`);
+      const error = errorOf(res);
+      assert.deepEqual([error.code, error.field], ['INVALID_JSON', field], JSON.stringify(body));
+      assert.ok(error.allowed?.includes(accepted), `${field}: ${JSON.stringify(error.allowed)}`);
+    }
+    const missing = errorOf(await create({ check: { type: 'http', url: 'https://example.com' } }));
+    assert.deepEqual([missing.code, missing.field], ['VALIDATION_FAILED', 'name']);
   });
 
   it('rejects a read-only field echoed back from a GET (PATCH /operator/regions/{id})', async () => {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { AppError } from '../../src/shared/errors.js';
+import { discriminated } from '../../src/http/schema-helpers.js';
 import { findUnstorableText, pointerToField, validatorCompiler } from '../../src/http/validation.js';
 
 describe('pointerToField', () => {
@@ -51,6 +52,27 @@ describe('validatorCompiler on bodies', () => {
   it('reports an unknown key with its path and the keys its object accepts', () => {
     const e = check(Body, { name: 'a', check: { type: 'tcp', host: 'h', port: 1, tls: true } });
     assert.deepEqual([e?.status, e?.code, e?.extra.field, e?.extra.allowed], [422, 'INVALID_JSON', 'check.tls', ['type', 'host', 'port']]);
+  });
+
+  it('names an unknown key even when a required field is missing too (Conventions 7)', () => {
+    const top = check(Body, { bogus: 1 });
+    assert.deepEqual([top?.status, top?.code, top?.extra.field, top?.extra.allowed], [422, 'INVALID_JSON', 'bogus', ['name', 'city', 'check', 'tags']]);
+    const nested = check(Body, { name: 'a', check: { type: 'http', bogus: 1 } });
+    assert.deepEqual([nested?.status, nested?.code, nested?.extra.field, nested?.extra.allowed], [422, 'INVALID_JSON', 'check.bogus', ['type', 'url']]);
+    const behindType = check(Body, { name: 7, check: { type: 'tcp', host: 'h', port: 1, tls: true } });
+    assert.deepEqual([behindType?.code, behindType?.extra.field], ['INVALID_JSON', 'check.tls']);
+    const tagged = Type.Object({ name: Type.String(), check: discriminated('type', [Http, Tcp]) }, { additionalProperties: false });
+    const inTagged = check(tagged, { check: { type: 'http', bogus: 1 } });
+    assert.deepEqual([inTagged?.status, inTagged?.code, inTagged?.extra.field, inTagged?.extra.allowed], [422, 'INVALID_JSON', 'check.bogus', ['type', 'url']]);
+    const nullable = Type.Object({ a: Type.Union([Type.Object({ b: Type.String() }, { additionalProperties: false }), Type.Null()]) }, { additionalProperties: false });
+    assert.deepEqual([check(nullable, { a: { c: 1 } })?.code, check(nullable, { a: { c: 1 } })?.extra.field], ['INVALID_JSON', 'a.c']);
+  });
+
+  it('does not take a key a sibling branch of a union lacks for an unknown key', () => {
+    const e = check(Body, { name: 'a', check: { type: 'tcp', host: 'h', port: 0 } });
+    assert.deepEqual([e?.status, e?.code, e?.extra.field], [400, 'VALIDATION_FAILED', 'check.port']);
+    const missing = check(Body, { name: 'a', check: { type: 'http' } });
+    assert.deepEqual([missing?.status, missing?.code, missing?.extra.field], [400, 'VALIDATION_FAILED', 'check.url']);
   });
 
   it('follows the discriminator of a union to the branch the client meant', () => {

@@ -1,6 +1,7 @@
 // `keepwatch admin ...` against a real `keepwatch serve` child on a zero-config data dir: the CLI
 // finds the generated operator secret in data_dir and talks to the server over HTTP.
 import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { childEnv, createChildStore, runCli, startChildServer, type ChildServer, type ChildStore } from '../db/child-server.js';
 
@@ -70,6 +71,71 @@ describe('keepwatch admin', () => {
     assert.match(res.stdout, /no operator secret/);
   });
 
+  const NO_STACK = /\n\s+at /;
+
+  it('prints a command\'s usage for --help', async () => {
+    for (const flag of ['--help', '-h']) {
+      const res = await admin('create-user', flag);
+      assert.equal(res.code, 0, res.stdout + res.stderr);
+      assert.equal(res.stdout, 'usage: keepwatch admin create-user --email EMAIL [--plan PLAN] [--org-name NAME]\n');
+    }
+    assert.match((await admin('list-regions', '--help')).stdout, /^usage: keepwatch admin list-regions\n$/);
+  });
+
+  it('exits 2 with one line and the usage on an unknown option, a missing value, a stray argument or a bad --url', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['create-user', '--emial', 'a@example.test'], /--emial/],
+      [['create-user', '--email'], /--email/],
+      [['create-user', '--email', 'a@example.test', 'extra'], /extra/],
+      [['list-regions', '--url', 'not a url'], /--url must be an http\(s\) URL/],
+      [['list-regions', '--url', 'ftp://127.0.0.1'], /--url must be an http\(s\) URL/],
+    ];
+    for (const [args, reason] of cases) {
+      const res = await admin(...args);
+      assert.equal(res.code, 2, `${args.join(' ')}: ${res.stdout}${res.stderr}`);
+      const [line, usage, ...rest] = res.stdout.trimEnd().split('\n');
+      assert.match(line!, reason, args.join(' '));
+      assert.match(usage!, new RegExp(`^usage: keepwatch admin ${args[0]}`));
+      assert.deepEqual(rest, []);
+      assert.doesNotMatch(res.stdout + res.stderr, NO_STACK);
+    }
+  });
+
+  it('exits 2 on --caps that is not JSON, and leaves other JSON to the server', async () => {
+    const account = '0190a7c2-6f1e-7a00-8000-0000000000cc';
+    const bad = await admin('set-overrides', '--account-id', account, '--caps', 'max_targets=5', '--reason', 'r');
+    assert.equal(bad.code, 2, bad.stdout + bad.stderr);
+    assert.match(bad.stdout, /^--caps must be JSON, e\.g\. '\{"max_targets":500\}'\nusage: keepwatch admin set-overrides /);
+    assert.doesNotMatch(bad.stdout + bad.stderr, NO_STACK);
+    const unknown = await admin('set-overrides', '--account-id', account, '--caps', '{"max_targets":5}', '--reason', 'r');
+    assert.equal(unknown.code, 1, 'well-formed: the server answers (no such account)');
+    assert.match(unknown.stdout, /NOT_FOUND/);
+  });
+
+  it('says so in one line, exit 1, when the server answers something that is not JSON', async () => {
+    await withFakeServer('127.0.0.1', (res) => { res.writeHead(502, { 'content-type': 'text/html' }).end('<html>Bad Gateway</html>'); }, async (port) => {
+      const res = await admin('list-regions', '--url', `http://127.0.0.1:${port}`);
+      assert.equal(res.code, 1, res.stdout + res.stderr);
+      assert.equal(res.stdout, `the server at http://127.0.0.1:${port} answered 502 text/html, not JSON; is it keepwatch? (--url to point elsewhere)\n`);
+      assert.doesNotMatch(res.stderr, NO_STACK);
+    });
+  });
+
+  it('reaches a server listening on a wildcard or IPv6 address through its loopback', async () => {
+    for (const [listen, host] of [['::1', '::'], ['::1', '::1'], ['127.0.0.1', '0.0.0.0'], ['::1', '0:0:0:0:0:0:0:0']] as const) {
+      const seen: string[] = [];
+      await withFakeServer(listen, (res, req) => {
+        seen.push(`${req.method} ${req.url} ${req.headers.authorization}`);
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"regions":[]}');
+      }, async (port) => {
+        const res = await runCli(['admin', 'list-regions'], { ...env, HOST: host, PORT: String(port), KEEPWATCH_OPERATOR__SECRET: 'fake-secret' });
+        assert.equal(res.code, 0, `HOST=${host}: ${res.stdout}${res.stderr}`);
+        assert.deepEqual(JSON.parse(res.stdout), { regions: [] });
+      });
+      assert.deepEqual(seen, ['GET /operator/regions Bearer fake-secret'], `HOST=${host}`);
+    }
+  });
+
   it('says so in one line when no server answers', async () => {
     const res = await runCli(['admin', 'list-regions', '--url', 'http://127.0.0.1:9'], env);
     assert.equal(res.code, 3);
@@ -77,3 +143,14 @@ describe('keepwatch admin', () => {
     assert.doesNotMatch(res.stdout + res.stderr, /\n\s+at /);
   });
 });
+
+/** Runs `fn` with a plain HTTP server on `host` answering every request with `handle`. */
+async function withFakeServer(host: string, handle: (res: ServerResponse, req: IncomingMessage) => void, fn: (port: number) => Promise<void>): Promise<void> {
+  const server = createServer((req, res) => handle(res, req));
+  await new Promise<void>((ok) => server.listen(0, host, ok));
+  try {
+    await fn((server.address() as { port: number }).port);
+  } finally {
+    await new Promise<void>((ok) => server.close(() => ok()));
+  }
+}

@@ -137,7 +137,11 @@ describe('operator overrides', () => {
     assert.deepEqual(u.overrides.columns, ['max_members']);
   });
 
-  const invalid: Array<[string, unknown]> = [['max_gizmos', 3], ['max_targets', 1.5], ['max_targets', '3'], ['max_targets', -1], ['max_targets', null], ['max_targets', true]];
+  const invalid: Array<[string, unknown]> = [
+    ['max_gizmos', 3], ['max_targets', 1.5], ['max_targets', '3'], ['max_targets', -1], ['max_targets', null], ['max_targets', true],
+    // Plan columns are PostgreSQL integer: a larger cap would make every create a 500.
+    ['max_targets', 2_147_483_648], ['max_targets', 3_000_000_000], ['api_reads_per_minute', Number.MAX_SAFE_INTEGER],
+  ];
   for (const [column, value] of invalid) {
     it(`refuses ${column}=${JSON.stringify(value)} with 400 PLAN_OVERRIDE_INVALID and stores nothing`, async () => {
       const tenant = await createTenantWithToken(t, { plan: 'free' });
@@ -154,6 +158,18 @@ describe('operator overrides', () => {
       assert.equal(evs.length, 1);
     });
   }
+
+  it('accepts the largest cap a plan column holds, and creates still work under it', async () => {
+    const tenant = await createTenantWithToken(t, { plan: 'free' });
+    const res = await put(tenant, { caps: { max_targets: 2_147_483_647, max_members: 2_147_483_647 }, reason: 'unlimited pilot' });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal((await usage(tenant)).quotas.max_targets!.limit, 2_147_483_647);
+    const created = await t.inject({
+      method: 'POST', url: '/api/v1/targets', headers: bearer(tenant.token),
+      payload: { name: 'cron', check: { type: 'heartbeat', period: 3_600_000 } },
+    });
+    assert.equal(created.statusCode, 201, created.body);
+  });
 
   it('refuses a past expires_at and an unknown account', async () => {
     const tenant = await createTenantWithToken(t, { plan: 'free' });

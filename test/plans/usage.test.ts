@@ -18,14 +18,16 @@ describe('GET /api/v1/orgs/{id}/usage', () => {
   let t: TestApp;
   let owner: Tenant & { token: string };
   let secondOrgId: string;
+  let secondSlug: string;
   let member: Tenant;
   before(async () => {
     t = await startTestApp();
     owner = await createTenantWithToken(t, { plan: 'team' });
     // A second org of the same account, with the owner and another person as members.
     secondOrgId = newId();
+    secondSlug = `second-${Date.now()}`;
     member = await createTenant(t, { plan: 'free' });
-    await t.services.db.query('INSERT INTO orgs (id, account_id, slug, name) VALUES ($1, $2, $3, $4)', [secondOrgId, owner.accountId, `second-${Date.now()}`, 'Second']);
+    await t.services.db.query('INSERT INTO orgs (id, account_id, slug, name) VALUES ($1, $2, $3, $4)', [secondOrgId, owner.accountId, secondSlug, 'Second']);
     await t.services.db.query(`INSERT INTO memberships (org_id, user_id, role) VALUES ($1, $2, 'Owner'), ($1, $3, 'Member')`, [secondOrgId, owner.userId, member.userId]);
   });
   after(async () => { await t.close(); });
@@ -86,14 +88,18 @@ describe('GET /api/v1/orgs/{id}/usage', () => {
     const res = await get(owner.orgId, stranger.token);
     assert.equal(res.statusCode, 404);
     assert.equal(res.json().error.code, 'NOT_FOUND');
+    // An unbound token names an org in X-Service-Org (400 ORG_REQUIRED otherwise); the path still decides what is read.
     const unbound = await createToken(t, stranger.userId, { orgId: null });
-    assert.equal((await t.inject({ method: 'GET', url: `/api/v1/orgs/${owner.orgId}/usage`, headers: bearer(unbound) })).statusCode, 404);
+    const asUnbound = (orgId: string, token: string, slug?: string) =>
+      t.inject({ method: 'GET', url: `/api/v1/orgs/${orgId}/usage`, headers: { ...bearer(token), ...(slug && { 'x-service-org': slug }) } });
+    assert.equal((await asUnbound(owner.orgId, unbound, stranger.orgSlug)).statusCode, 404);
+    assert.equal((await asUnbound(owner.orgId, unbound)).json().error.code, 'ORG_REQUIRED');
     // The owner belongs to the second org, but this token is bound to the first.
     assert.equal((await get(secondOrgId, owner.token)).statusCode, 404);
     const ownerUnbound = await createToken(t, owner.userId, { orgId: null });
-    assert.equal((await get(secondOrgId, ownerUnbound)).statusCode, 200);
+    assert.equal((await asUnbound(secondOrgId, ownerUnbound, secondSlug)).statusCode, 200);
     assert.equal((await get('not-a-uuid', owner.token)).statusCode, 404);
-    assert.equal((await get(newId(), ownerUnbound)).statusCode, 404);
+    assert.equal((await asUnbound(newId(), ownerUnbound, owner.orgSlug)).statusCode, 404);
   });
 });
 
