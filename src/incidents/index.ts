@@ -4,3 +4,4 @@ export { registerIncidentRoutes } from './routes.js';
 export { registerAlertActionRoutes } from './action-routes.js';
 export { ACK_BUTTON_KINDS, mintAcknowledgeLink } from './alert-actions.js';
 export { closeWaitedRecoveries } from './recovery-wait.js';
+export { endIncidentsOfDeleted } from './monitor-deleted.js';

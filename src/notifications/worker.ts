@@ -86,8 +86,8 @@ export class NotificationWorker {
 
   /**
    * Reminders due on open, unacknowledged incidents that are not recovering. A monitor under a
-   * suppressing maintenance window is passed over and stays due: its reminder goes once the
-   * window ends.
+   * suppressing maintenance window, paused, or held by its plan (no alerting) is passed over and
+   * stays due: its reminder goes once the window ends, or it runs again.
    */
   private async queueReminders(): Promise<void> {
     const now = this.deps.clock.now();
@@ -96,7 +96,7 @@ export class NotificationWorker {
         `SELECT i.id, i.org_id, i.target_id, i.reminders_sent, t.renotify_interval_secs
            FROM incidents i LEFT JOIN targets t ON t.id = i.target_id
           WHERE i.next_reminder_at <= $1 AND i.status = 'open' AND i.acknowledged_at IS NULL AND i.recovering_since IS NULL
-            AND NOT ${suppressedAtSql('i.target_id', '$1')}
+            AND t.held_at IS NULL AND t.enabled IS NOT FALSE AND NOT ${suppressedAtSql('i.target_id', '$1')}
           ORDER BY i.next_reminder_at LIMIT 100 FOR UPDATE OF i SKIP LOCKED`, [now]);
       if (!due.length) return;
       await enqueueNotifications(tx, due.map((d) => ({ orgId: d.org_id, incidentId: d.id, targetId: d.target_id, event: 'reminder' as const })), now);

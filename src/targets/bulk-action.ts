@@ -4,6 +4,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { existingChannelIds } from '../channels/index.js';
 import { heartbeatsAfterUpdate } from '../heartbeat/index.js';
+import { endIncidentsOfDeleted } from '../incidents/index.js';
 import { discriminated } from '../http/schema-helpers.js';
 import { hasScope, type Scope } from '../identity/scopes.js';
 import { writeAuditMany } from '../shared/audit.js';
@@ -12,8 +13,8 @@ import { normalizeTags, TAGS_MAX } from '../shared/tags.js';
 import { GROUP_NAME_MAX_LENGTH, INTERVAL_MAX_SECS } from './constants.js';
 import { BULK_CREATE_MAX } from './bulk.js';
 import { Target, type PatchTarget, type TargetT } from './schema.js';
-import { buildPatchValues, toTarget, type TargetsCtx } from './service.js';
-import { deleteTargetRows, lockTargetRows, updateTargetRows, type TargetRow } from './store.js';
+import { buildPatchValues, reconcileAfterDelete, toTarget, type TargetsCtx } from './service.js';
+import { deleteTargetRows, lockAccount, lockTargetRows, updateTargetRows, type TargetRow } from './store.js';
 
 const ids = Type.Array(Type.String(), { minItems: 1, maxItems: BULK_CREATE_MAX, description: `1-${BULK_CREATE_MAX} monitor ids of the org, no duplicates.` });
 const strict = { additionalProperties: false } as const;
@@ -121,14 +122,18 @@ export async function runBulkAction(ctx: TargetsCtx, action: BulkAction): Promis
   const catalog = await ctx.regions.enabled();
   return ctx.db.transaction(async (tx) => {
     const { tags, channelIds } = await actionInputs(tx, ctx, action);
+    // A delete releases holds after it, which takes the pool's lock and then the rows: same order here.
+    if (action.action === 'delete') await lockAccount(tx, ctx.org.accountId);
     const rows = await lockedRows(tx, ctx, action.ids);
     const audit = (name: string, details: (row: TargetRow) => Record<string, unknown>) => writeAuditMany(tx, ctx.actor, rows.map((row) => ({
       action: name, orgId: ctx.org.id, accountId: ctx.org.accountId, entityType: 'target', entityId: row.id,
       details: { ...details(row), bulk_action: action.action, write_source: ctx.writeSource },
     })));
     if (action.action === 'delete') {
+      await endIncidentsOfDeleted(tx, rows.map((r) => r.id), ctx.clock.now(), ctx.actor);
       await deleteTargetRows(tx, ctx.org.id, rows.map((r) => r.id));
       await audit('target.deleted', (row) => ({ name: row.name, kind: row.kind }));
+      await reconcileAfterDelete(tx, ctx);
       return { deleted: rows.map((r) => r.id) };
     }
     const values = rows.map((row, i) => {

@@ -9,7 +9,7 @@ import { BulkActionBody, BulkActionResult, checkBulkActionScope, runBulkAction }
 import { BULK_CREATE_MAX, bulkCreateTargets } from './bulk.js';
 import { DUPLICATE_MAX, insertDuplicates, prepareDuplicate } from './duplicate.js';
 import { beforeValidation, targetsCtx } from './routes.js';
-import { CreateTargetBody, Target, TARGET_NAME_MAX_LENGTH } from './schema.js';
+import { CreateTargetBody, Target, TargetName } from './schema.js';
 
 const TAGS = ['targets'];
 const BULK_BODY_LIMIT = 64 * 1024 * 1024;
@@ -37,7 +37,7 @@ export function registerBulkRoutes(app: FastifyInstance, services: Services): vo
     params: IdParams,
     body: Type.Object({
       copies: Type.Array(Type.Object({
-        name: Type.String({ minLength: 1, maxLength: TARGET_NAME_MAX_LENGTH }),
+        name: TargetName,
         address: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
       }, { additionalProperties: false }), { minItems: 1 }),
     }, { additionalProperties: false }),

@@ -20,22 +20,24 @@ const days = (fallback: number, what: string) =>
 
 export const ExpectedStatus = discriminated('kind', [
   Type.Object({ kind: Type.Literal('exact'), value: Type.Integer({ minimum: 100, maximum: 599 }) }, strict),
-  Type.Object({ kind: Type.Literal('range'), value: Type.Object({ min: Type.Integer({ minimum: 100, maximum: 599 }), max: Type.Integer({ minimum: 100, maximum: 599 }) }, strict) }, strict),
+  Type.Object({ kind: Type.Literal('range'), value: Type.Object({ min: Type.Integer({ minimum: 100, maximum: 599 }), max: Type.Integer({ minimum: 100, maximum: 599 }) }, {
+    ...strict, description: 'Inclusive bounds; `min` greater than `max` is 400 `VALIDATION_FAILED` naming `check.expected_status.value.min`.',
+  }) }, strict),
   Type.Object({ kind: Type.Literal('one_of'), value: Type.Array(Type.Integer({ minimum: 100, maximum: 599 }), { minItems: 1, maxItems: 50, uniqueItems: true }) }, strict),
-], { description: 'Accepted response statuses; default `{kind: range, value: {min: 200, max: 399}}`.' });
+], { description: 'Accepted response statuses, each 100..599; default `{kind: range, value: {min: 200, max: 399}}`. A range whose `min` is greater than its `max` is 400 `VALIDATION_FAILED` naming `check.expected_status.value.min`.' });
 
 export const DEFAULT_EXPECTED_STATUS = { kind: 'range', value: { min: 200, max: 399 } } as const;
 
 export const HttpCheck = Type.Object({
   type: Type.Literal('http'),
-  url: Type.String({ minLength: 1, maxLength: 2048, description: 'http or https URL; may hold `{{key}}` references to plain (non-secret) variables, its scheme and host included. A write judges the URL with the references filled in by their current values (scheme, host, blocked ranges, deny-lists); an unknown key or a secret is 422 `UNRESOLVED_VARIABLE`. A later rotation is judged when the check runs.' }),
+  url: Type.String({ minLength: 1, maxLength: 2048, description: 'http or https URL; may hold `{{key}}` references to plain (non-secret) variables, its scheme and host included. A write judges the URL with the references filled in by their current values (scheme, host, blocked ranges, deny-lists); an unknown key or a secret is 422 `UNRESOLVED_VARIABLE`. A later rotation is judged when the check runs. The host is judged as written: an empty authority (`http:///x`, `http:/x`, which URL parsers read as host `x`) is a missing host, 400 `VALIDATION_FAILED` naming `check.url`.' }),
   method: Type.Union(HTTP_METHODS.map((m) => Type.Literal(m)), { default: 'GET' }),
   timeout: timeout(10_000),
   follow_redirects: Type.Boolean({ default: true }),
   max_redirects: Type.Integer({ minimum: 0, maximum: 20, default: 5 }),
   expected_status: Type.Optional(ExpectedStatus),
   expected_body_contains: Type.Optional(nullable(Type.String({ minLength: 1, maxLength: 1024 }))),
-  headers: Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ maxLength: 8192 }), { default: {}, description: 'Request headers; values may reference variables, secret ones included.' }),
+  headers: Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ maxLength: 8192 }), { default: {}, description: 'Request headers; values may reference variables, secret ones included. A name must be an HTTP token (no space, colon or control character) and a value must hold no CR, LF, NUL or other control character (tab aside) nor a character beyond U+00FF, as the HTTP client checks when sending; otherwise 400 `VALIDATION_FAILED` naming `check.headers.<name>` (`headers.<name>` on `POST /api/v1/targets/test`).' }),
   body: Type.Optional(nullable(Type.String({ maxLength: 65_536 }))),
   verify_tls: Type.Boolean({ default: true }),
   basic_auth: Type.Optional(nullable(Type.Tuple([Type.String({ maxLength: 1024 }), Type.String({ maxLength: 1024 })], { description: '[user, password]; redacted as `***` in responses.' }))),
@@ -102,7 +104,10 @@ export const DomainExpiryCheck = Type.Object({
 
 const selector = Type.String({ minLength: 1, maxLength: 1024 });
 export const FlowStep = discriminated('op', [
-  Type.Object({ op: Type.Literal('goto'), url: Type.String({ minLength: 1, maxLength: 2048 }) }, strict),
+  Type.Object({ op: Type.Literal('goto'), url: Type.String({
+    minLength: 1, maxLength: 2048,
+    description: 'A path on the current origin (one leading `/`), or an http(s) URL judged like `start_url`; `//host/...` and `///x` name a host, so they are judged as URLs (and refused: no scheme).',
+  }) }, strict),
   Type.Object({ op: Type.Literal('fill'), selector, value: Type.String({ maxLength: 4096, description: 'May be a `{{name}}` reference to an org secret; redacted as `***` in responses.' }) }, strict),
   Type.Object({ op: Type.Literal('click'), selector }, strict),
   Type.Object({ op: Type.Literal('wait_for'), selector }, strict),
@@ -112,7 +117,7 @@ export const FlowStep = discriminated('op', [
 
 export const FlowCheck = Type.Object({
   type: Type.Literal('flow'),
-  start_url: Type.String({ minLength: 1, maxLength: 2048 }),
+  start_url: Type.String({ minLength: 1, maxLength: 2048, description: 'http or https URL with a host as written (`https:///x` is a missing host); otherwise 400 `VALIDATION_FAILED` naming `check.start_url`.' }),
   // The step count is the flow rule's (kinds.ts): the spec answers it 400 INVALID_FLOW_PARAMS, which
   // a maxItems here would pre-empt; the body limit bounds the array.
   steps: Type.Array(FlowStep, { minItems: 1, description: `At most ${FLOW_STEPS_MAX} (or the plan's \`max_flow_steps\`), else 400 \`INVALID_FLOW_PARAMS\`; at least one \`assert_*\`.` }),

@@ -7,6 +7,7 @@ import { prepareCheck } from './checks.js';
 import { memoizedGuard } from './network.js';
 import { openCredentials } from './redaction.js';
 import { clampFlow } from './regions.js';
+import { targetName } from './rules.js';
 import type { TargetT } from './schema.js';
 import { getTargetRowInOrg, toTarget, type TargetsCtx } from './service.js';
 import { checkItemsInStore, insertItemsWithinQuota, type PreparedItem } from './bulk.js';
@@ -64,8 +65,7 @@ async function prepareCopies(ctx: TargetsCtx, source: TargetRow, copies: readonl
   const items: PreparedItem[] = [];
   for (const [i, copy] of copies.entries()) {
     try {
-      const name = copy.name.trim();
-      if (!name) throw new AppError(400, 'VALIDATION_FAILED', 'name must not be blank', { field: 'name' });
+      const name = targetName(copy.name);
       const check = withAddress(stored, copy.address);
       let prepared;
       try {

@@ -1,5 +1,6 @@
 // The targets domain as other code sees it.
 import './usage.js';
+import './holds.js';
 
 export { registerTargetRoutes } from './routes.js';
 export { CheckSpec, type CheckSpecT } from './check-specs.js';

@@ -1,6 +1,7 @@
 // Per-kind check rules a schema cannot state (monitoring-api.md, "Check specs", "Errors"): URL
 // schemes and hosts, TLS with credentials, IP-literal families, expiry thresholds, domain forms,
 // flow steps. Network reachability (SSRF, deny-lists) is network.ts; DNS forms come later.
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { isIPv4, isIPv6 } from 'node:net';
 import { domainToASCII } from 'node:url';
 import { AppError } from '../shared/errors.js';
@@ -11,6 +12,20 @@ import { normaliseDnsCheck } from './dns-params.js';
 type Spec<K extends CheckSpecT['type']> = Extract<CheckSpecT, { type: K }>;
 
 const invalid = (field: string, message: string): AppError => new AppError(400, 'VALIDATION_FAILED', `${field}: ${message}`, { field });
+
+/** `scheme://authority`, slashes read as the URL parser reads them for http(s) (`\` counts as `/`). */
+const WRITTEN_AUTHORITY = /^[a-z][a-z\d+.-]*:[/\\]{2}([^/\\?#]*)/i;
+
+/**
+ * The authority as written ('' when there is none). The URL parser skips an empty or missing one
+ * (`http:///x`, `http:/x` read as host `x`); the spec calls that a missing host. The parser's own
+ * clean-up comes first: surrounding C0 controls and spaces dropped, tabs and newlines removed.
+ */
+function writtenAuthority(url: string): string {
+  // eslint-disable-next-line no-control-regex
+  const cleaned = url.replace(/^[\x00-\x20]+|[\x00-\x20]+$/g, '').replace(/[\t\n\r]/g, '');
+  return WRITTEN_AUTHORITY.exec(cleaned)?.[1] ?? '';
+}
 
 /**
  * Parses an http(s) URL as written; a monitor's `{{key}}` references are filled in before (see
@@ -24,9 +39,15 @@ export function parseHttpUrl(url: string, field: string): URL {
     throw invalid(field, 'is not a valid URL');
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw invalid(field, 'scheme must be http or https');
-  if (parsed.hostname === '') throw invalid(field, 'has no host');
+  if (parsed.hostname === '' || writtenAuthority(url) === '') throw invalid(field, 'has no host (write scheme://host/...)');
   return parsed;
 }
+
+/**
+ * A flow `goto` that is a path on the current page's origin. `//host/x` and `/\host` name another
+ * host (and `///x` host `x`), so they are judged as URLs like any absolute one.
+ */
+export const isPathOnly = (url: string): boolean => /^\/(?![/\\])/.test(url);
 
 /** A URL's host as the guard reads it: IPv6 without brackets. */
 export const hostOf = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, '$1');
@@ -38,6 +59,33 @@ function checkIpVersion(host: string, ipVersion: string): void {
   }
 }
 
+/** A range no status can meet is a mistake, not a monitor that is always down. */
+function checkExpectedStatus(expected: Spec<'http'>['expected_status']): void {
+  if (expected?.kind === 'range' && expected.value.min > expected.value.max) {
+    throw invalid('check.expected_status.value.min', `must not be greater than max (${expected.value.max})`);
+  }
+}
+
+/**
+ * Names and values Node's HTTP client would refuse when the probe sends them: refused at write
+ * time instead, by the client's own checks, so the two can never disagree.
+ */
+function checkHeaders(headers: Spec<'http'>['headers']): void {
+  for (const [name, value] of Object.entries(headers)) {
+    const field = `check.headers.${name}`;
+    try {
+      validateHeaderName(name);
+    } catch {
+      throw invalid(field, 'the name must be an HTTP token (letters, digits and !#$%&\'*+-.^_`|~; no space or colon)');
+    }
+    try {
+      validateHeaderValue(name, value);
+    } catch {
+      throw invalid(field, 'the value must not hold CR, LF, NUL or other control characters, nor characters beyond U+00FF');
+    }
+  }
+}
+
 function checkHttp(check: Spec<'http'>): void {
   const url = parseHttpUrl(check.url, 'check.url');
   const hasCredentials = (check.basic_auth !== undefined && check.basic_auth !== null) || (check.bearer_token !== undefined && check.bearer_token !== null);
@@ -45,6 +93,8 @@ function checkHttp(check: Spec<'http'>): void {
     throw invalid('check.verify_tls', 'must stay true when basic_auth or bearer_token is sent over https');
   }
   checkIpVersion(hostOf(url), check.ip_version);
+  checkExpectedStatus(check.expected_status);
+  checkHeaders(check.headers);
 }
 
 function checkHost(host: string): void {
@@ -78,7 +128,7 @@ function checkFlow(check: Spec<'flow'>, maxFlowSteps: number | null): void {
   }
   parseHttpUrl(check.start_url, 'check.start_url');
   check.steps.forEach((step, i) => {
-    if (step.op === 'goto' && !step.url.startsWith('/')) parseHttpUrl(step.url, `check.steps[${i}].url`);
+    if (step.op === 'goto' && !isPathOnly(step.url)) parseHttpUrl(step.url, `check.steps[${i}].url`);
   });
 }
 

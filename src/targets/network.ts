@@ -7,7 +7,7 @@ import { AppError } from '../shared/errors.js';
 import type { VariableSnapshot } from '../variables/index.js';
 import type { CheckSpecT } from './check-specs.js';
 import { parseResolver } from './dns-params.js';
-import { hostOf, parseHttpUrl } from './kinds.js';
+import { hostOf, isPathOnly, parseHttpUrl } from './kinds.js';
 
 export interface NetworkCtx {
   guard: Pick<NetworkGuard, 'checkHost'>;
@@ -36,7 +36,7 @@ function reachOf(check: CheckSpecT): Reach {
     case 'domain_expiry': reach.domains.push({ domain: check.domain.trim(), field: 'check.domain' }); break;
     case 'flow':
       reach.urls.push({ url: check.start_url, field: 'check.start_url' });
-      check.steps.forEach((s, i) => { if (s.op === 'goto' && !s.url.startsWith('/')) reach.urls.push({ url: s.url, field: `check.steps[${i}].url` }); });
+      check.steps.forEach((s, i) => { if (s.op === 'goto' && !isPathOnly(s.url)) reach.urls.push({ url: s.url, field: `check.steps[${i}].url` }); });
       break;
     default: break;
   }

@@ -1,5 +1,5 @@
 // Target field rules beyond the schema (monitoring-api.md, "Target (monitor)", "Alert config",
-// "Manual monitor rules"): tags, alert bindings and counts, region policy.
+// "Manual monitor rules"): the name, alert bindings and counts, region policy.
 import { existingChannelIds } from '../channels/index.js';
 import type { Executor } from '../db/db.js';
 import { AppError } from '../shared/errors.js';
@@ -34,6 +34,16 @@ export function defaultAlertConfig(kind: CheckKind): AlertConfig {
     renotify_interval_secs: DEFAULT_RENOTIFY_INTERVAL_SECS, recovery_period_secs: defaultRecoveryPeriodSecs(kind),
     region_policy: DEFAULT_REGION_POLICY,
   };
+}
+
+/**
+ * A target's name as stored: trimmed, and 400 when nothing is left. One rule for create, PATCH,
+ * bulk and duplicate (a copy's error then reads `copies[i].name`).
+ */
+export function targetName(name: string): string {
+  const trimmed = name.trim();
+  if (!trimmed) throw new AppError(400, 'VALIDATION_FAILED', 'name: must not be blank', { field: 'name' });
+  return trimmed;
 }
 
 const alertError = (field: string, message: string): AppError => new AppError(400, 'INVALID_ALERT_CONFIG', `${field}: ${message}`, { field });

@@ -18,6 +18,11 @@ import {
 
 /** Longest display name accepted. */
 export const TARGET_NAME_MAX_LENGTH = 200;
+/** A target's (or a copy's) name; the blank rule is rules.ts `targetName`. */
+export const TargetName = Type.String({
+  minLength: 1, maxLength: TARGET_NAME_MAX_LENGTH,
+  description: `Display name, 1..${TARGET_NAME_MAX_LENGTH} characters, stored trimmed; one made only of whitespace is 400 \`VALIDATION_FAILED\` naming \`name\`.`,
+});
 /** Items accepted in a `tags` body before trimming and de-duplication (the 50 applies after). */
 const TAGS_BODY_MAX = 1000;
 
@@ -31,7 +36,7 @@ export const AlertBinding = Type.Object({
 }, { additionalProperties: false });
 
 const fields = {
-  name: Type.String({ minLength: 1, maxLength: TARGET_NAME_MAX_LENGTH, description: 'Display name.' }),
+  name: TargetName,
   check: CheckSpec,
   interval: Type.Integer({ maximum: INTERVAL_MAX_SECS, description: `Seconds between ticks, at most ${INTERVAL_MAX_SECS} (31 days). Below max(plan \`min_check_interval_secs\`, kind floor), zero and negative values included, is 422 \`MIN_CHECK_INTERVAL\`; a manual monitor takes exactly 60, any other value is 400 \`INVALID_INTERVAL\`. Default per kind: 86400 domain_expiry, 43200 tls_cert, exactly 60 manual, the heartbeat cadence for heartbeat, max(60, floor) otherwise.` }),
   enabled: Type.Boolean({ description: "The customer's pause switch; default true." }),

@@ -2,10 +2,12 @@
 // service-api.md, Limits 2): create, read, list, update and delete inside one org, with the
 // account's `max_targets` and `max_flow_checks` enforced at the insert under a per-account lock.
 import type { Db, Executor } from '../db/db.js';
+import { reconcileHolds } from '../plans/holds.js';
 import type { PlanService, EffectivePlan } from '../plans/service.js';
 import type { RegionCatalog } from '../regions/catalog.js';
 import type { OperatorRegionT } from '../regions/schema.js';
 import { heartbeatsAfterUpdate, mintPingTokens } from '../heartbeat/index.js';
+import { endIncidentsOfDeleted } from '../incidents/index.js';
 import { writeAudit } from '../shared/audit.js';
 import type { Actor, Clock, OrgRef } from '../shared/context.js';
 import type { ResultWriter } from '../results/index.js';
@@ -19,7 +21,7 @@ import type { NetworkCtx } from './network.js';
 import { redactCredentials } from './redaction.js';
 import { checkRegions, defaultRegions } from './regions.js';
 import { normalizeTags } from '../shared/tags.js';
-import { checkChannelsExist, defaultAlertConfig, resolveAlertConfig, type AlertConfig } from './rules.js';
+import { checkChannelsExist, defaultAlertConfig, resolveAlertConfig, targetName, type AlertConfig } from './rules.js';
 import type { WriteSource } from '../http/write-source.js';
 import type { CreateTarget, PatchTarget, RegionPolicyT, TargetT } from './schema.js';
 import {
@@ -106,7 +108,7 @@ export async function buildCreateValues(ctx: TargetsCtx, input: CreateTarget, pr
   await checkOwner(deps.isMember, owner);
   const alertOpts = { creating: true, catalogSize: catalog.length };
   return {
-    name: input.name, kind: check.type, check_spec: prepared.stored,
+    name: targetName(input.name), kind: check.type, check_spec: prepared.stored,
     interval_secs: resolveInterval(check, floor, input.interval),
     enabled: input.enabled ?? true,
     tags: normalizeTags(input.tags ?? []),
@@ -162,7 +164,7 @@ export function buildPatchValues(ctx: TargetsCtx, row: TargetRow, input: PatchTa
   const check = prepared?.check ?? (row.check_spec as unknown as PreparedCheck['check']);
   const alertOpts = { creating: false, catalogSize: catalog.length };
   return {
-    name: input.name ?? row.name, kind: row.kind, check_spec: prepared?.stored ?? row.check_spec,
+    name: input.name === undefined ? row.name : targetName(input.name), kind: row.kind, check_spec: prepared?.stored ?? row.check_spec,
     interval_secs: resolveInterval(check, ctx.plan.caps.min_check_interval_secs, input.interval, row.interval_secs),
     enabled: input.enabled ?? row.enabled,
     tags: input.tags === undefined ? row.tags : normalizeTags(input.tags),
@@ -214,11 +216,20 @@ export async function patchTarget(ctx: TargetsCtx, id: string, input: PatchTarge
 
 export async function deleteTarget(ctx: TargetsCtx, id: string): Promise<void> {
   await ctx.db.transaction(async (tx) => {
+    // The pool's lock before the row's, as the holds reconcile that follows takes them.
+    await lockAccount(tx, ctx.org.accountId);
     const row = await getTargetRowInOrg(tx, ctx.org.id, id, 'update');
+    await endIncidentsOfDeleted(tx, [id], ctx.clock.now(), ctx.actor);
     await deleteTargetRow(tx, ctx.org.id, id);
     await writeAudit(tx, ctx.actor, {
       action: 'target.deleted', orgId: ctx.org.id, accountId: ctx.org.accountId, entityType: 'target', entityId: id,
       details: { name: row.name, kind: row.kind, write_source: ctx.writeSource },
     });
+    await reconcileAfterDelete(tx, ctx);
   });
+}
+
+/** A deletion frees a slot: a monitor held for it is released in the same transaction. */
+export async function reconcileAfterDelete(tx: Executor, ctx: TargetsCtx): Promise<void> {
+  await reconcileHolds(tx, ctx.org.accountId, ctx.plan, { results: ctx.results, clock: ctx.clock });
 }

@@ -112,6 +112,22 @@ describe('incidents', () => {
     assert.equal(after.filter((i) => i.status === 'open').length, 1);
   });
 
+  it('deleting a monitor ends its open incident, with no recovery notice; the history stays', async () => {
+    for (const bulk of [false, true]) {
+      const id = await monitor();
+      await feed(id, ['down', 'down']);
+      const open = await latest(id);
+      const gone = bulk ? await api('POST', '/api/v1/targets/bulk-action', { action: 'delete', ids: [id] }) : await api('DELETE', `/api/v1/targets/${id}`);
+      assert.ok(gone.statusCode === 204 || gone.statusCode === 200, gone.body);
+      const ended = await detail(open.id);
+      assert.deepEqual([ended.status, ended.target_id], ['resolved', null]);
+      assert.ok(ended.ended_at, 'dated');
+      assert.deepEqual(ended.timeline.map((e: Json) => e.kind), ['opened', 'closed']);
+      const [queued] = await t.services.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM notifications WHERE incident_id = $1 AND event = 'recovered'`, [open.id]);
+      assert.equal(queued!.n, 0);
+    }
+  });
+
   it('manual monitors: a state set opens at once, a worse one raises it with the note as cause, up closes it', async () => {
     const res = await api('POST', '/api/v1/targets', { name: 'billing', check: { type: 'manual' } });
     assert.equal(res.statusCode, 201, res.body);

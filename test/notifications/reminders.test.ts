@@ -1,5 +1,6 @@
 // When notifications do not go: a monitor under a maintenance window that suppresses alerts sends
-// no reminder and no recovery notice while the window runs (reminders resume after it), and a
+// no reminder and no recovery notice while the window runs (reminders resume after it), a paused
+// or held monitor sends no reminder, and a
 // reminder already queued or retrying when the incident is acknowledged or resolved is not sent.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -101,6 +102,24 @@ describe('reminders and recovery notices that do not go', () => {
     await worker.tick();
     const [reminder, ...more] = received.splice(0).filter((r) => r.path === '/paused');
     assert.deepEqual([reminder?.body.event, reminder?.body.incident.reminders_sent, more.length], ['reminder', 1, 0], 'due since, the first reminder goes once the window ends');
+  });
+
+  it('no reminders for a paused or held monitor; they resume once it runs again', async () => {
+    const id = await monitor('held');
+    await feed(id, 'down');
+    await worker.tick();
+    assert.deepEqual(eventsAt('held'), ['opened']);
+    await t.services.db.query('UPDATE targets SET held_at = now() WHERE id = $1', [id]);
+    advance(2 * MIN);
+    await worker.tick();
+    assert.deepEqual(eventsAt('held'), [], 'held: not reminded');
+    await t.services.db.query('UPDATE targets SET held_at = NULL WHERE id = $1', [id]);
+    assert.equal((await api('PATCH', `/api/v1/targets/${id}`, { enabled: false })).statusCode, 200);
+    await worker.tick();
+    assert.deepEqual(eventsAt('held'), [], 'paused: not reminded');
+    assert.equal((await api('PATCH', `/api/v1/targets/${id}`, { enabled: true })).statusCode, 200);
+    await worker.tick();
+    assert.deepEqual(eventsAt('held'), ['reminder']);
   });
 
   it('no recovery notice while a suppressing window runs, whether the monitor recovers or a person resolves it', async () => {

@@ -65,6 +65,18 @@ describe('targets CRUD', () => {
     expectError(await api('PATCH', `/api/v1/targets/${created.id}`, { group_name: 'x'.repeat(51) }), 400, 'VALIDATION_FAILED', 'group_name');
   });
 
+  it('a name made only of whitespace is 400 naming name on create, PATCH and bulk, as on duplicate; names are stored trimmed', async () => {
+    const created = (await api('POST', '/api/v1/targets', httpTarget({ name: '  web  ' }))).json() as Json;
+    assert.equal(created.name, 'web');
+    for (const name of [' ', '\t \n', '\u00a0\u3000']) {
+      expectError(await api('POST', '/api/v1/targets', httpTarget({ name })), 400, 'VALIDATION_FAILED', 'name');
+      expectError(await api('PATCH', `/api/v1/targets/${created.id}`, { name }), 400, 'VALIDATION_FAILED', 'name');
+      expectError(await api('POST', '/api/v1/targets/bulk', { targets: [httpTarget(), httpTarget({ name })] }), 400, 'VALIDATION_FAILED', 'targets[1].name');
+      expectError(await api('POST', `/api/v1/targets/${created.id}/duplicate`, { copies: [{ name }] }), 400, 'VALIDATION_FAILED', 'copies[0].name');
+    }
+    assert.equal(((await api('PATCH', `/api/v1/targets/${created.id}`, { name: ' renamed ' })).json() as Json).name, 'renamed');
+  });
+
   it('owner must be a member of the org', async () => {
     const stranger = await createTenant(t);
     expectError(await api('POST', '/api/v1/targets', httpTarget({ owner_user_id: stranger.userId })), 400, 'VALIDATION_FAILED', 'owner_user_id');

@@ -24,6 +24,54 @@ describe('targets: kind rules', () => {
     assert.equal((await create(api, { type: 'http', url: 'http://93.184.216.34:8080/health' })).statusCode, 201);
   });
 
+  it('http: an empty authority is a missing host, judged as written (http:///x is not host x), on create, PATCH and bulk', async () => {
+    for (const url of ['http:///x', 'https:///x', 'https:/x', 'http:x', 'http:\\\\\\x', ' https:///x', 'https:/\t//x']) {
+      const error = expectError(await create(api, { type: 'http', url }), 400, 'VALIDATION_FAILED', 'check.url');
+      assert.match(error.message, /has no host/, JSON.stringify(url));
+    }
+    const created = (await create(api, { type: 'http', url: PUBLIC_URL })).json() as Json;
+    expectError(await api('PATCH', `/api/v1/targets/${created.id}`, { check: { type: 'http', url: 'https:///93.184.216.34/' } }), 400, 'VALIDATION_FAILED', 'check.url');
+    const bulk = await api('POST', '/api/v1/targets/bulk', { targets: [httpTarget(), httpTarget({}, { url: 'http:///x' })] });
+    expectError(bulk, 400, 'VALIDATION_FAILED', 'targets[1].check.url');
+    assert.equal((await create(api, { type: 'http', url: 'http://user@93.184.216.34:8080/x' })).statusCode, 201);
+  });
+
+  it('flow: start_url and goto URLs follow the http host rule; a goto path has exactly one leading slash', async () => {
+    const assertStep = { op: 'assert_url', contains: 'x' };
+    const flow = (start_url: string, steps: Json[] = []) => ({ type: 'flow', start_url, steps: [...steps, assertStep] });
+    expectError(await create(api, flow('https:///x')), 400, 'VALIDATION_FAILED', 'check.start_url');
+    for (const url of ['https:///x', '///x', '//93.184.216.34/', '/\\93.184.216.34/']) {
+      expectError(await create(api, flow(PUBLIC_URL, [{ op: 'goto', url }])), 400, 'VALIDATION_FAILED', 'check.steps[0].url');
+    }
+  });
+
+  it('http: an expected_status range with min above max is 400 naming check.expected_status.value.min (create, PATCH, bulk)', async () => {
+    const backwards = { expected_status: { kind: 'range', value: { min: 500, max: 200 } } };
+    expectError(await create(api, { type: 'http', url: PUBLIC_URL, ...backwards }), 400, 'VALIDATION_FAILED', 'check.expected_status.value.min');
+    const created = (await create(api, { type: 'http', url: PUBLIC_URL })).json() as Json;
+    expectError(await api('PATCH', `/api/v1/targets/${created.id}`, { check: { type: 'http', url: PUBLIC_URL, ...backwards } }), 400, 'VALIDATION_FAILED', 'check.expected_status.value.min');
+    expectError(await api('POST', '/api/v1/targets/bulk', { targets: [httpTarget({}, backwards)] }), 400, 'VALIDATION_FAILED', 'targets[0].check.expected_status.value.min');
+    const single = { expected_status: { kind: 'range', value: { min: 204, max: 204 } } };
+    assert.equal((await create(api, { type: 'http', url: PUBLIC_URL, ...single })).statusCode, 201);
+  });
+
+  it('http: a header name that is not an HTTP token or a value with CR, LF or NUL is 400 naming check.headers.<name>', async () => {
+    const bad: Array<[Json, string]> = [
+      [{ 'X Bad': 'v' }, 'X Bad'], [{ 'X:Bad': 'v' }, 'X:Bad'], [{ '': 'v' }, ''],
+      [{ 'X-Ok': 'a\r\nInjected: 1' }, 'X-Ok'], [{ 'X-Ok': 'a\nb' }, 'X-Ok'], [{ 'X-Ok': 'a\u0000b' }, 'X-Ok'],
+    ];
+    const created = (await create(api, { type: 'http', url: PUBLIC_URL })).json() as Json;
+    for (const [headers, name] of bad) {
+      expectError(await create(api, { type: 'http', url: PUBLIC_URL, headers }), 400, 'VALIDATION_FAILED', `check.headers.${name}`);
+      expectError(await api('PATCH', `/api/v1/targets/${created.id}`, { check: { type: 'http', url: PUBLIC_URL, headers } }), 400, 'VALIDATION_FAILED', `check.headers.${name}`);
+      expectError(await api('POST', '/api/v1/targets/bulk', { targets: [httpTarget(), httpTarget({}, { headers })] }), 400, 'VALIDATION_FAILED', `targets[1].check.headers.${name}`);
+      const tested = expectError(await api('POST', '/api/v1/targets/test', { type: 'http', url: PUBLIC_URL, headers }), 400, 'VALIDATION_FAILED', `headers.${name}`);
+      assert.ok(tested.message.startsWith(`headers.${name}`), tested.message);
+    }
+    const ok = await create(api, { type: 'http', url: PUBLIC_URL, headers: { "X-Team_1.~!#$%&'*+^`|": 'tab\tand é', Empty: '' } });
+    assert.equal(ok.statusCode, 201, ok.body);
+  });
+
   it('http: verify_tls false with credentials over https is 400; over http it is accepted', async () => {
     expectError(await create(api, { type: 'http', url: PUBLIC_URL, verify_tls: false, bearer_token: 't' }), 400, 'VALIDATION_FAILED', 'check.verify_tls');
     expectError(await create(api, { type: 'http', url: PUBLIC_URL, verify_tls: false, basic_auth: ['u', 'p'] }), 400, 'VALIDATION_FAILED', 'check.verify_tls');
