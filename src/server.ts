@@ -6,6 +6,7 @@ import { cfg, type Config } from './config/load.js';
 import { startHeartbeatEvaluation } from './heartbeat/index.js';
 import { Metrics } from './http/metrics.js';
 import { NotificationWorker } from './notifications/index.js';
+import { startHoldSweep } from './plans/holds.js';
 import { startHistorySweep } from './results/index.js';
 import { startStoreUpkeep } from './db/upkeep.js';
 import { createServices } from './services.js';
@@ -46,6 +47,7 @@ export async function serve(config: Config): Promise<void> {
   const engine = cfg.bool(config, 'checker.enabled') ? await startCheckEngine(services, metrics ? { registry: metrics.registry } : {}) : undefined;
   const sweep = startHistorySweep(services);
   const upkeep = startStoreUpkeep(services);
+  const holds = startHoldSweep(services);
   // Judging heartbeat silence is scheduled checking too: an API-only node leaves it to the others.
   const heartbeats = engine ? startHeartbeatEvaluation(services) : undefined;
   const notifications = new NotificationWorker(services, { leaseMs: cfg.int(services.config, 'notifications.lease_secs') * 1000 });
@@ -60,6 +62,7 @@ export async function serve(config: Config): Promise<void> {
     await app.close();
     sweep.stop();
     await upkeep.stop();
+    await holds.stop();
     await heartbeats?.stop();
     await notifications.stop();
     await engine?.stop();
