@@ -7,6 +7,7 @@ import type { WriteSource } from '../http/write-source.js';
 import { lockQuotaPool } from '../plans/quota-lock.js';
 import type { PlanService } from '../plans/service.js';
 import { writeAudit } from '../shared/audit.js';
+import { announceMaintenanceUpdate } from './announcements.js';
 import type { Actor, Clock, OrgRef } from '../shared/context.js';
 import { AppError, notFound, quotaExceeded } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
@@ -169,10 +170,13 @@ export async function postUpdate(ctx: MaintenanceCtx, id: string, message: strin
     if (await countUpdates(tx, id) >= MAINTENANCE_UPDATES_MAX) {
       throw new AppError(422, 'MAINTENANCE_UPDATE_LIMIT', `a maintenance window takes at most ${MAINTENANCE_UPDATES_MAX} updates`);
     }
-    await insertUpdate(tx, { id: newId(), windowId: id, message: text, by: ctx.userId, now });
+    const updateId = newId();
+    await insertUpdate(tx, { id: updateId, windowId: id, message: text, by: ctx.userId, now });
     await touchWindow(tx, id, ctx.writeSource);
     await audit(tx, ctx, 'maintenance.update_posted', id, { length: text.length });
-    return (await present(tx, [(await getWindowRow(tx, ctx.org.id, id))!], now))[0]!;
+    const [window] = await present(tx, [(await getWindowRow(tx, ctx.org.id, id))!], now);
+    await announceMaintenanceUpdate(tx, { orgId: ctx.org.id, windowId: id, targetIds: window!.components, updateId, message: text, at: now });
+    return window!;
   });
 }
 

@@ -3,6 +3,7 @@
 // and their order, edits only before the end, cancel as history, updates and their limit, quota.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { onMaintenanceUpdate, type MaintenanceUpdateNews } from '../../src/maintenance/index.js';
 import { createTenantWithToken, createToken, startTestApp, type Tenant, type TestApp } from '../helpers/app.js';
 import { client, expectError, httpTarget, overrideCaps, type Api, type Json } from '../targets/helpers.js';
 
@@ -139,6 +140,30 @@ describe('maintenance windows', () => {
     const all = (await api('GET', `${BASE}/${w.id}`)).json() as Json;
     assert.equal(all.updates.length, 50);
     assert.equal(all.updates[49].message, 'update 49');
+  });
+
+  it('an update is announced to the registered listeners (status-page subscribers) in its own transaction', async () => {
+    const heard: MaintenanceUpdateNews[] = [];
+    const stop = onMaintenanceUpdate(async (tx, news) => {
+      // Inside the transaction that records the update: the row is already visible to it.
+      const [row] = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM maintenance_updates WHERE id = $1', [news.updateId]);
+      assert.equal(row!.n, 1);
+      heard.push(news);
+    });
+    try {
+      const w = (await schedule({ components: [monitorA] })).json() as Json;
+      assert.equal((await api('POST', `${BASE}/${w.id}/updates`, { message: ' Rolling back ' })).statusCode, 201);
+      assert.deepEqual(heard.map((n) => [n.orgId, n.windowId, n.targetIds, n.message]), [[tenant.orgId, w.id, [monitorA], 'Rolling back']]);
+      const failing = onMaintenanceUpdate(async () => { throw new Error('subscriber outbox down'); });
+      try {
+        assert.equal((await api('POST', `${BASE}/${w.id}/updates`, { message: 'lost' })).statusCode, 500);
+        assert.equal(((await api('GET', `${BASE}/${w.id}`)).json() as Json).updates.length, 1, 'the update and its announcement commit together or not at all');
+      } finally {
+        failing();
+      }
+    } finally {
+      stop();
+    }
   });
 
   it('a deleted monitor leaves the components', async () => {
