@@ -4,7 +4,6 @@
 // Not a test: nothing here asserts on time. See bench/README.md.
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { SERVE_NODE_FLAGS } from './serve-flags.js';
 import { measureStores, startKeepwatch } from './servers.js';
 
 const COUNT = Number(process.env.BENCH_BULK_COUNT ?? 10_000);
@@ -51,7 +50,7 @@ async function run(store: string, databaseUrl: string | undefined): Promise<Figu
 }
 
 async function main(): Promise<void> {
-  const results = await measureStores<Figures>(fileURLToPath(import.meta.url), ONLY, ['--expose-gc', ...SERVE_NODE_FLAGS]);
+  const results = await measureStores<Figures>(fileURLToPath(import.meta.url), ONLY, ['--expose-gc']);
   process.stdout.write(`Bulk create of ${COUNT} http monitors in one request, then GET /api/v1/targets ${PAGE} at a time; Node ${process.version}\n\n`);
   process.stdout.write(`${'store'.padEnd(10)}${'create'.padStart(10)}${'per 1k'.padStart(10)}${'list all'.padStart(11)}${'pages'.padStart(7)}${'body'.padStart(8)}${'RSS before'.padStart(12)}${'peak RSS'.padStart(10)}\n`);
   for (const r of results) {

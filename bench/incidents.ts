@@ -9,7 +9,6 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { NotificationWorker } from '../src/notifications/index.js';
-import { SERVE_NODE_FLAGS } from './serve-flags.js';
 import { measureStores, startKeepwatch } from './servers.js';
 
 const MONITORS = Number(process.env.BENCH_INCIDENTS_MONITORS ?? 10_000);
@@ -121,7 +120,7 @@ async function run(store: string, databaseUrl: string | undefined): Promise<Figu
 }
 
 async function main(): Promise<void> {
-  const results = await measureStores<Figures>(fileURLToPath(import.meta.url), ONLY, [...SERVE_NODE_FLAGS]);
+  const results = await measureStores<Figures>(fileURLToPath(import.meta.url), ONLY, []);
   process.stdout.write(`${MONITORS} monitors flapping (${HALF_CYCLE} down, ${HALF_CYCLE} up) at ${RATE} results/s for ${SECONDS} s, one webhook per transition; Node ${process.version}\n`);
   process.stdout.write('Goal: the engine keeps up with 1,000 results/s; delivery lag p99 under 2 s.\n\n');
   process.stdout.write(`${'store'.padEnd(10)}${'results/s'.padStart(11)}${'opened'.padStart(8)}${'closed'.padStart(8)}${'sent/s'.padStart(8)}${'backlog'.padStart(9)}${'lag p50'.padStart(9)}${'lag p99'.padStart(9)}${'CPU/result'.padStart(12)}${'peak RSS'.padStart(10)}\n`);
