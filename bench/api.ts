@@ -6,7 +6,6 @@ import { fileURLToPath } from 'node:url';
 import { machineCpuMs, reapedChildrenCpuMs } from './checks-proc.js';
 import { summariseProfile } from './checks-profile.js';
 import { loadGenerator, runLoad, type LoadResult } from './load.js';
-import { SERVE_NODE_FLAGS } from './serve-flags.js';
 import { DEFAULT_PG_URL, postgresTarget } from './servers.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -62,7 +61,7 @@ async function cpuOf(child: ChildProcess): Promise<NodeJS.CpuUsage> {
 
 /** Starts `kind` in its own process, warms it up, then measures it. */
 async function benchServer(kind: 'bare' | 'keepwatch', databaseUrl?: string): Promise<Measured> {
-  const child = fork(SERVER_PROCESS, [kind, databaseUrl ?? ''], { execArgv: ['--import', 'tsx', ...(kind === 'keepwatch' ? SERVE_NODE_FLAGS : [])], stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
+  const child = fork(SERVER_PROCESS, [kind, databaseUrl ?? ''], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
   child.stderr!.resume(); // Fastify deprecation notices and the like are not bench output.
   const label = kind === 'bare' ? kind : `${kind} (${databaseUrl ? 'PostgreSQL' : 'PGlite'})`;
   try {

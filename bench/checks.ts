@@ -7,7 +7,6 @@
 // and each engine (bench/checks-node.ts), the bare loop (bench/checks-bare.ts); this one only
 // orchestrates, reads /proc and does the arithmetic afterwards. Not a test. See bench/README.md.
 import { fork, type ChildProcess } from 'node:child_process';
-import { SERVE_NODE_FLAGS } from './serve-flags.js';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -439,7 +438,7 @@ async function engineRun(store: string, monitors: number, target: Child, targetP
 
     // The engine runs with Node's defaults, as `keepwatch serve` does.
     const startEngine = async (name: string, options: NodeOptions) => {
-      const child = new Child(name, './checks-node.ts', ['engine', JSON.stringify(options)], [...SERVE_NODE_FLAGS]);
+      const child = new Child(name, './checks-node.ts', ['engine', JSON.stringify(options)]);
       liveChildren.add(child);
       engines.push(child);
       await child.first();

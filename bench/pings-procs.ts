@@ -11,8 +11,8 @@ const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 /** Every child still running, for a SIGINT or a failure to kill. */
 export const live = new Set<ChildProcess>();
 
-export function startProcess(script: string, args: string[], nodeFlags: readonly string[] = []): ChildProcess {
-  const child = fork(here(script), args, { execArgv: ['--import', 'tsx', ...nodeFlags], stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
+export function startProcess(script: string, args: string[]): ChildProcess {
+  const child = fork(here(script), args, { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });
   child.once('exit', (code, signal) => {

@@ -11,7 +11,6 @@ import pg from 'pg';
 import { randomToken } from '../src/shared/ids.js';
 import { cpuMsOf, machineCpuMs } from './checks-proc.js';
 import { live, Load, nextMessage, startProcess } from './pings-procs.js';
-import { SERVE_NODE_FLAGS } from './serve-flags.js';
 import type { ServerReady } from './pings-server.js';
 import { summariseProfile } from './checks-profile.js';
 import { createHeartbeats } from './pings-setup.js';
@@ -184,7 +183,7 @@ async function benchBare(store: string, when: string): Promise<Row> {
 }
 
 async function benchKeepwatch(store: string, db: Scratch | null): Promise<{ row: Row; durability: Durability; errorSamples: string[] }> {
-  const server = startProcess('./pings-server.ts', ['keepwatch', db?.url ?? '', String(MONITORS + 100)], SERVE_NODE_FLAGS);
+  const server = startProcess('./pings-server.ts', ['keepwatch', db?.url ?? '', String(MONITORS + 100)]);
   const ready = await nextMessage<ServerReady>(server, 'ready');
   try {
     progress(`${store}: creating ${MONITORS} heartbeat monitors`);
