@@ -102,6 +102,11 @@ async function engine(o: NodeOptions): Promise<void> {
       const [row] = await services.db.query<{ n: number }>(COUNT_SQL, [new Date(m.from as number), new Date(m.to as number)]);
       return { n: row!.n };
     },
+    // After the window: what the heap holds once garbage is gone (the engine runs with --expose-gc).
+    'live-heap': async () => {
+      (globalThis as { gc?: () => void }).gc?.();
+      return { mb: mb(process.memoryUsage().heapUsed) };
+    },
     'prof-start': async () => {
       profile = await startWindowProfile();
       return {};

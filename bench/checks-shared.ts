@@ -33,7 +33,7 @@ export interface NodeStatus {
   /** The scheduler's metrics as a registry holds them: counters, and the lag histogram's buckets as `name{le=x}`. */
   counters: Record<string, number>;
   /** Where the engine's memory is, in MB: V8's heap (used of total), buffers outside it, the embedded store's WASM heap (PGlite only). */
-  memory: { heapUsed: number; heapTotal: number; external: number; wasm: number | null };
+  memory: { heapUsed: number; heapTotal: number; external: number; wasm: number | null; live?: number };
 }
 
 /** What `results` answers: columns, not rows, to keep the IPC message small. */
