@@ -22,7 +22,6 @@ const WRITTEN_AUTHORITY = /^[a-z][a-z\d+.-]*:[/\\]{2}([^/\\?#]*)/i;
  * clean-up comes first: surrounding C0 controls and spaces dropped, tabs and newlines removed.
  */
 function writtenAuthority(url: string): string {
-  // eslint-disable-next-line no-control-regex
   const cleaned = url.replace(/^[\x00-\x20]+|[\x00-\x20]+$/g, '').replace(/[\t\n\r]/g, '');
   return WRITTEN_AUTHORITY.exec(cleaned)?.[1] ?? '';
 }
