@@ -7,7 +7,7 @@ import type { Actor, Clock, OrgRef } from '../shared/context.js';
 import { AppError, notFound } from '../shared/errors.js';
 import { randomToken } from '../shared/ids.js';
 import type { Sealer } from '../shared/seal.js';
-import { getTargetRow, type TargetRow } from '../targets/store.js';
+import { getTargetRow, runsNow, type TargetRow } from '../targets/store.js';
 import { cadenceOf, CADENCE_WINDOW_MS } from './cadence.js';
 import { PING_TOKEN_BYTES, pingTokenHash, pingUrl } from './ping-tokens.js';
 import type { HeartbeatRecordT, Rotate } from './schema.js';
@@ -111,8 +111,6 @@ export async function revokePreviousUrl(ctx: HeartbeatCtx, id: string): Promise<
   });
 }
 
-const counting = (row: TargetRow): boolean => row.enabled && row.held_at === null;
-
 /**
  * Runs in the transaction that changed monitors (locked, `before` and `after` by position): a
  * heartbeat that runs again gets a full period + grace from now (a down one comes back up, with a
@@ -123,7 +121,7 @@ export async function heartbeatsAfterUpdate(tx: Executor, before: readonly Targe
   const prior = new Map(before.map((row) => [row.id, row]));
   const touched = after.filter((row) => {
     const was = prior.get(row.id);
-    return row.kind === 'heartbeat' && was && (counting(was) !== counting(row) || JSON.stringify(was.check_spec) !== JSON.stringify(row.check_spec));
+    return row.kind === 'heartbeat' && was && (runsNow(was) !== runsNow(row) || JSON.stringify(was.check_spec) !== JSON.stringify(row.check_spec));
   });
   if (touched.length === 0) return;
   const byId = new Map(touched.map((row) => [row.id, row]));
@@ -133,12 +131,12 @@ export async function heartbeatsAfterUpdate(tx: Executor, before: readonly Targe
   for (const row of rows) {
     const target = byId.get(row.target_id)!;
     const change = changeOf(row);
-    if (counting(target) && !counting(prior.get(target.id)!)) {
+    if (runsNow(target) && !runsNow(prior.get(target.id)!)) {
       const resumed = resume(change.state, now.getTime());
       change.state = resumed.state;
       if (resumed.result) written.push(resultOf(row, resumed.result));
     }
-    change.dueAt = counting(target) ? dueAt(change.state, timingOf(target.check_spec)) : null;
+    change.dueAt = runsNow(target) ? dueAt(change.state, timingOf(target.check_spec)) : null;
     changes.push(change);
   }
   await saveStates(tx, changes);

@@ -76,7 +76,7 @@ export function registerMaintenanceRoutes(app: FastifyInstance, services: Servic
   addRoute(app, {
     method: 'POST', url: `${BASE}/:id/updates`, auth: 'user', scope: 'maintenance:write', tags: TAGS,
     summary: 'Post a status update to a maintenance window',
-    description: `To an upcoming, running or ended window; answers 201 with the window, its \`updates\` oldest first. A cancelled window is 422 \`MAINTENANCE_CANCELLED\`; past ${MAINTENANCE_UPDATES_MAX} updates 422 \`MAINTENANCE_UPDATE_LIMIT\`. The update is announced, in its own transaction, to the status pages' subscribers (through the hook status pages register; until they exist, it is shown with the window only). ${WRITE_SOURCE_TEXT}`,
+    description: `To an upcoming, running or ended window; answers 201 with the window, its \`updates\` oldest first. A cancelled window is 422 \`MAINTENANCE_CANCELLED\`; past ${MAINTENANCE_UPDATES_MAX} updates 422 \`MAINTENANCE_UPDATE_LIMIT\`. The update is announced to status-page subscribers in the transaction that records it (through the hook status pages register; until they exist, it is shown with the window only). ${WRITE_SOURCE_TEXT}`,
     params: IdParams, body: PostMaintenanceUpdateBody,
     response: { 201: MaintenanceWindow },
     handler: async (request, reply) => reply.code(201).send(await postUpdate(ctx(request), request.params.id, request.body.message)),

@@ -145,6 +145,11 @@ export async function suppressingSpans(db: Executor, targetIds: readonly string[
       WHERE mc.target_id = ANY($1::uuid[]) AND ${SUPPRESSES} AND mw.starts_at <= $3 AND ${SUPPRESSION_END} > $2`,
     [targetIds, from, to]);
   const out = new Map<string, { from: number; until: number }[]>();
-  for (const r of rows) out.set(r.target_id, [...(out.get(r.target_id) ?? []), { from: r.starts_at.getTime(), until: r.ends_at.getTime() }]);
+  for (const r of rows) {
+    const span = { from: r.starts_at.getTime(), until: r.ends_at.getTime() };
+    const list = out.get(r.target_id);
+    if (list) list.push(span);
+    else out.set(r.target_id, [span]);
+  }
   return out;
 }

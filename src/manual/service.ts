@@ -7,7 +7,7 @@ import { writeAudit } from '../shared/audit.js';
 import type { Actor, Clock, OrgRef } from '../shared/context.js';
 import { AppError } from '../shared/errors.js';
 import { getTargetRowInOrg } from '../targets/service.js';
-import type { TargetRow } from '../targets/store.js';
+import { runsNow, type TargetRow } from '../targets/store.js';
 import type { ManualStateT, ManualStatus, PutManualState } from './schema.js';
 
 export interface ManualCtx { db: Db; clock: Clock; actor: Actor; org: OrgRef; userId: string; results: ResultWriter }
@@ -61,9 +61,6 @@ export async function restateManualState(db: Db, results: ResultWriter, clock: C
   });
 }
 
-/** Whether a monitor reports results now: enabled and not held (restateManualState asks the same in SQL). */
-const runs = (target: TargetRow): boolean => target.enabled && target.held_at === null;
-
 export async function getManualState(ctx: ManualCtx, id: string): Promise<ManualStateT> {
   return toState(await stateRow(ctx.db, await manualTarget(ctx.db, ctx.org.id, id)));
 }
@@ -88,7 +85,7 @@ export async function putManualState(ctx: ManualCtx, id: string, input: PutManua
     });
     const state: StateRow = { status: input.status, note, set_at: now, set_by: ctx.userId };
     // A paused or held monitor keeps its state unreported: the scheduler restates it once it runs again.
-    if (runs(target)) {
+    if (runsNow(target)) {
       await ctx.results.writeNow(tx, { ...resultOfState(state), targetId: id, orgId: ctx.org.id, region: NO_PROBE_REGION, checkedAt: now });
     }
     return state;

@@ -32,6 +32,9 @@ export interface TargetRow {
   updated_at: Date;
 }
 
+/** Whether a monitor runs now: enabled and not held by its plan (the scheduler asks the same in SQL). */
+export const runsNow = (row: Pick<TargetRow, 'enabled' | 'held_at'>): boolean => row.enabled && row.held_at === null;
+
 /** The columns a write sets (everything but ids, account, hold and timestamps). */
 export type TargetValues = Pick<TargetRow, 'name' | 'kind' | 'check_spec' | 'interval_secs' | 'enabled' | 'tags' | 'regions'
   | 'group_name' | 'owner_user_id' | 'alert_channel_ids' | 'alert_confirmations' | 'notify_recovery' | 'renotify_interval_secs'
