@@ -1,12 +1,15 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { HtmlPage, page } from '../http/html-page.js';
 import { addRoute, IdParams } from '../http/route.js';
 import { WRITE_SOURCE_TEXT, writeSourceOf } from '../http/write-source.js';
 import { cfg } from '../config/load.js';
+import { escapeHtml } from '../mail/mailer.js';
 import type { Services } from '../services.js';
+import { AppError } from '../shared/errors.js';
 import { Type } from '@sinclair/typebox';
 import { Channel, ChannelList, CreateChannelBody, ListChannelsQuery, PatchChannelBody, TestChannelBody, TestSendResult } from './schema.js';
 import { createChannel, deleteChannel, getChannelInOrg, listChannels, patchChannel, resendVerification, type ChannelsCtx } from './service.js';
-import { confirmVerification, VERIFY_PATH } from './verification.js';
+import { confirmVerification, lookupVerification, VERIFY_PATH } from './verification.js';
 import { testSavedChannel, testUnsavedConfig } from './test-send.js';
 
 const TAGS = ['notification-channels'];
@@ -75,7 +78,7 @@ export function registerChannelRoutes(app: FastifyInstance, services: Services):
     },
   });
 
-  const TEST_TEXT = 'A synthetic alert (`"test": true` in a webhook body, `[Test]` before a chat headline) through the same delivery path as real ones; answers 200 with `delivered` and the `error` when the receiver did not take it. Nothing is stored.';
+  const TEST_TEXT = 'A synthetic alert (`"test": true` in a webhook body, `[Test]` before a chat headline) through the same delivery path as real ones; answers 200 with `delivered` and the `error` when the receiver did not take it. Nothing is stored. Counted against `test_now_per_minute`.';
 
   addRoute(app, {
     method: 'POST', url: `${BASE}/test`, auth: 'user', scope: 'channels:execute', tags: TAGS, errors: [403],
@@ -107,12 +110,58 @@ export function registerChannelRoutes(app: FastifyInstance, services: Services):
     },
   });
 
-  addRoute(app, {
-    method: 'GET', url: `${VERIFY_PATH}/:token`, auth: 'public', tags: TAGS,
-    summary: 'Confirm an email channel (the mailed link)',
-    description: 'The link mailed to an email channel\'s address; following it confirms the address and the channel starts paging. An unknown, used or expired (7 days) token is 404 `NOT_FOUND`.',
-    params: Type.Object({ token: Type.String({ minLength: 1, maxLength: 100 }) }),
-    response: { 200: Type.Object({ channel_id: Type.String({ format: 'uuid' }), verified: Type.Literal(true) }, { additionalProperties: false }) },
-    handler: async (request) => ({ channel_id: await confirmVerification(services.db, request.params.token, services.clock.now()), verified: true as const }),
+  registerVerifyPage(app, services);
+}
+
+const VerifyParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 100 }) });
+const GONE = '<p>This confirmation link is unknown, already used or expired (links last 7 days). Ask for a new one with <i>resend verification</i> on the channel.</p>';
+
+/** An unknown, used or expired link is a page too; anything else goes to the error handler. */
+function gonePage(reply: FastifyReply, err: unknown): FastifyReply {
+  if (err instanceof AppError && err.status === 404) return page(reply, 404, 'Link not found', GONE);
+  throw err;
+}
+
+/** The page behind the mailed link: GET names the channel with a button, the button's POST confirms. */
+function registerVerifyPage(app: FastifyInstance, services: Services): void {
+  void app.register(async (scope) => {
+    // The button is an HTML form: it posts an empty urlencoded body, which this page ignores.
+    scope.addContentTypeParser('application/x-www-form-urlencoded', (_request, _payload, done) => done(null, undefined));
+
+    addRoute(scope, {
+      method: 'GET', url: `${VERIFY_PATH}/:token`, auth: 'public', tags: TAGS, errors: [404],
+      summary: 'Email channel confirmation link (page)',
+      description: 'The link mailed to an email channel\'s address: an HTML page naming the channel and the address with a "Confirm this address" button (which POSTs to the same URL). Fetching it changes nothing, so mail scanners and link previews confirm nothing. An unknown, used or expired (7 days) link is a 404 page.',
+      params: VerifyParams,
+      response: { 200: HtmlPage },
+      handler: async (request, reply) => {
+        try {
+          const target = await lookupVerification(services.db, request.params.token, services.clock.now());
+          return page(reply, 200, `Confirm alerts for ${target.name}`,
+            `<p>Keepwatch alerts for <b>${escapeHtml(target.name)}</b> will be sent to <b>${escapeHtml(target.address)}</b> once you confirm this address.</p>` +
+            '<form method="post"><button type="submit" style="font-size:1.1rem;padding:.5rem 1.2rem">Confirm this address</button></form>' +
+            '<p>If you did not expect this, close this page: nothing is sent until the address is confirmed.</p>');
+        } catch (err) {
+          return gonePage(reply, err);
+        }
+      },
+    });
+
+    addRoute(scope, {
+      method: 'POST', url: `${VERIFY_PATH}/:token`, auth: 'public', tags: TAGS, errors: [404],
+      summary: 'Email channel confirmation link (confirm)',
+      description: 'The button of the confirmation page: confirms the address, and the channel starts paging; the link is then used. Takes an empty body (the form\'s `application/x-www-form-urlencoded`, or none) and answers an HTML page. An unknown, used or expired (7 days) link is a 404 page.',
+      params: VerifyParams,
+      response: { 200: HtmlPage },
+      handler: async (request, reply) => {
+        try {
+          const done = await confirmVerification(services.db, request.params.token, services.clock.now());
+          return page(reply, 200, `Confirmed: ${done.name}`,
+            `<p>Confirmed. Alerts for ${escapeHtml(done.name)} will now be sent to ${escapeHtml(done.address)}.</p>`);
+        } catch (err) {
+          return gonePage(reply, err);
+        }
+      },
+    });
   });
 }

@@ -10,6 +10,7 @@ import type { EffectivePlan, PlanService } from '../plans/service.js';
 import { writeAudit } from '../shared/audit.js';
 import type { Actor, OrgRef } from '../shared/context.js';
 import { AppError, notFound, quotaExceeded } from '../shared/errors.js';
+import { requiredText } from '../shared/text.js';
 import { newId } from '../shared/ids.js';
 import type { Sealer } from '../shared/seal.js';
 import { normalizeTags } from '../shared/tags.js';
@@ -40,12 +41,6 @@ export function toChannel(row: ChannelRow): ChannelT {
     verified: row.verified_at !== null,
     created_at: row.created_at.toISOString(), updated_at: row.updated_at.toISOString(),
   };
-}
-
-function channelName(name: string): string {
-  const trimmed = name.trim();
-  if (!trimmed) throw new AppError(400, 'VALIDATION_FAILED', 'name must not be blank', { field: 'name' });
-  return trimmed;
 }
 
 const autoBindTags = (tags: readonly string[]): string[] => normalizeTags(tags, 'auto_bind_tags', { ignoreCase: true });
@@ -93,7 +88,7 @@ async function insertWithinQuota(ctx: ChannelsCtx, tx: Executor, values: Channel
 export async function createChannel(ctx: ChannelsCtx, input: CreateChannel): Promise<ChannelT> {
   checkSmsAllowed(input.config, ctx.plan);
   const values: ChannelValues = {
-    name: channelName(input.name),
+    name: requiredText(input.name, 'name'),
     enabled: input.enabled ?? true,
     config: await prepareConfig(ctx, input.config),
     auto_bind_tags: autoBindTags(input.auto_bind_tags ?? []),
@@ -116,7 +111,7 @@ export async function createChannel(ctx: ChannelsCtx, input: CreateChannel): Pro
 
 export async function patchChannel(ctx: ChannelsCtx, id: string, input: PatchChannel): Promise<ChannelT> {
   const config = input.config && (await prepareConfig(ctx, input.config));
-  const name = input.name === undefined ? undefined : channelName(input.name);
+  const name = input.name === undefined ? undefined : requiredText(input.name, 'name');
   const tags = input.auto_bind_tags === undefined ? undefined : autoBindTags(input.auto_bind_tags);
   const { row, mail } = await ctx.db.transaction(async (tx) => {
     const current = await getChannelRow(tx, ctx.org.id, id, 'update');

@@ -1,6 +1,7 @@
 // Email channels page only once confirmed (monitoring-api.md, "Notification channels"): a link with
 // a one-time token is mailed to the address on create and when the address changes, and again on
-// `resend-verification`. The token is stored as its SHA-256 and lasts 7 days.
+// `resend-verification`. The token is stored as its SHA-256 and lasts 7 days. Following the link
+// shows a page; only its button's POST confirms, so a mail scanner fetching links confirms nothing.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Executor } from '../db/db.js';
 import type { Mailer } from '../mail/mailer.js';
@@ -30,14 +31,30 @@ export async function issueVerification(tx: Executor, row: ChannelRow, publicBas
   };
 }
 
+/** The channel a link confirms, as its page names it. */
+export interface VerificationTarget { channel_id: string; name: string; address: string }
+
+/** A link is good while its token is the channel's latest, unused and under 7 days old. */
+const VALID_TOKEN = "verification_token_hash = $1 AND verification_sent_at > $2 AND kind = 'email'";
+const validArgs = (token: string, now: Date): [string, Date] => [hashOf(token), new Date(now.getTime() - VERIFICATION_TTL_MS)];
+const GONE = 'this verification link is unknown, used or expired';
+
+/** What a link would confirm, changing nothing (the page a mail scanner may fetch); 404 like confirming. */
+export async function lookupVerification(db: Executor, token: string, now: Date): Promise<VerificationTarget> {
+  const [row] = await db.query<VerificationTarget>(
+    `SELECT id AS channel_id, name, config->>'to' AS address FROM notification_channels WHERE ${VALID_TOKEN}`, validArgs(token, now));
+  if (!row) throw new AppError(404, 'NOT_FOUND', GONE);
+  return row;
+}
+
 /** Confirms the channel whose token this is; an unknown, used or expired token is 404. */
-export async function confirmVerification(db: Executor, token: string, now: Date): Promise<string> {
-  const [row] = await db.query<{ id: string }>(
-    `UPDATE notification_channels SET verified_at = $2, verification_token_hash = NULL
-      WHERE verification_token_hash = $1 AND verification_sent_at > $3 AND kind = 'email' RETURNING id`,
-    [hashOf(token), now, new Date(now.getTime() - VERIFICATION_TTL_MS)]);
-  if (!row) throw new AppError(404, 'NOT_FOUND', 'this verification link is unknown, used or expired');
-  return row.id;
+export async function confirmVerification(db: Executor, token: string, now: Date): Promise<VerificationTarget> {
+  const [row] = await db.query<VerificationTarget>(
+    `UPDATE notification_channels SET verified_at = $3, verification_token_hash = NULL
+      WHERE ${VALID_TOKEN} RETURNING id AS channel_id, name, config->>'to' AS address`,
+    [...validArgs(token, now), now]);
+  if (!row) throw new AppError(404, 'NOT_FOUND', GONE);
+  return row;
 }
 
 /** A resend needs an unverified email channel and a minute since the last mail. */

@@ -2,6 +2,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { cfg } from '../config/load.js';
 import { addRoute, IdParams } from '../http/route.js';
+import { WRITE_SOURCE_TEXT, writeSourceOf } from '../http/write-source.js';
 import type { Services } from '../services.js';
 import { answerPing } from './ping-endpoint.js';
 import { HeartbeatRecord, PingParams, RotateBody } from './schema.js';
@@ -29,7 +30,7 @@ incident; when it runs again, a monitor pinged before gets a full period + grace
 export function registerHeartbeatRoutes(app: FastifyInstance, services: Services): void {
   const ctx = (request: FastifyRequest): HeartbeatCtx => {
     const { actor, org } = request.auth!;
-    return { db: services.db, clock: services.clock, actor, org: org!, sealer: services.sealer, publicBaseUrl: cfg.str(services.config, 'auth.public_base_url') };
+    return { db: services.db, clock: services.clock, actor, org: org!, sealer: services.sealer, publicBaseUrl: cfg.str(services.config, 'auth.public_base_url'), writeSource: writeSourceOf(request) };
   };
 
   addRoute(app, {
@@ -44,7 +45,7 @@ export function registerHeartbeatRoutes(app: FastifyInstance, services: Services
   addRoute(app, {
     method: 'POST', url: '/api/v1/targets/:id/heartbeat/rotate', auth: 'user', scope: 'targets:write', tags: TAGS,
     summary: 'Mint a replacement ping URL',
-    description: 'JSON body required; `{}` is an ordinary rotation: the replaced URL keeps working (and counting) for 24 hours, shown by `previous_url_expires_at` and `previous_url_last_used_at`. One replaced URL is kept at a time: rotating during an overlap ends the older one. With `revoke_previous_immediately: true` the replaced URL answers 404 from this commit. Incidents, history, share links, status page bindings and the silence clock are left alone. Audited `target.heartbeat_rotated`.',
+    description: `JSON body required; \`{}\` is an ordinary rotation: the replaced URL keeps working (and counting) for 24 hours, shown by \`previous_url_expires_at\` and \`previous_url_last_used_at\`. One replaced URL is kept at a time: rotating during an overlap ends the older one. With \`revoke_previous_immediately: true\` the replaced URL answers 404 from this commit. Incidents, history, share links, status page bindings and the silence clock are left alone. Audited \`target.heartbeat_rotated\`. On the target, ${WRITE_SOURCE_TEXT}`,
     params: IdParams, body: RotateBody,
     response: { 200: HeartbeatRecord },
     handler: async (request) => rotateHeartbeat(ctx(request), request.params.id, request.body),
@@ -53,7 +54,7 @@ export function registerHeartbeatRoutes(app: FastifyInstance, services: Services
   addRoute(app, {
     method: 'DELETE', url: '/api/v1/targets/:id/heartbeat/previous', auth: 'user', scope: 'targets:write', tags: TAGS,
     summary: 'End a rotation overlap now',
-    description: 'The replaced ping URL answers 404 from this commit. Idempotent: 204 also when there is no overlap.',
+    description: `The replaced ping URL answers 404 from this commit. Idempotent: 204 also when there is no overlap (which writes nothing). On the target, ${WRITE_SOURCE_TEXT}`,
     params: IdParams,
     response: { 204: null },
     handler: async (request, reply) => {

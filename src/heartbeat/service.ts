@@ -1,13 +1,14 @@
 // The heartbeat record, URL rotation, and what a monitor change does to a heartbeat
 // (monitoring-api.md, "Heartbeat record", "Heartbeat ping endpoint" rules 5-6, "Heartbeat monitor").
 import type { Db, Executor } from '../db/db.js';
+import type { WriteSource } from '../http/write-source.js';
 import type { CheckResultRecord, ResultWriter } from '../results/index.js';
 import { writeAudit } from '../shared/audit.js';
 import type { Actor, Clock, OrgRef } from '../shared/context.js';
 import { AppError, notFound } from '../shared/errors.js';
 import { randomToken } from '../shared/ids.js';
 import type { Sealer } from '../shared/seal.js';
-import { getTargetRow, runsNow, type TargetRow } from '../targets/store.js';
+import { getTargetRow, runsNow, stampTargetWrite, type TargetRow } from '../targets/store.js';
 import { cadenceOf, CADENCE_WINDOW_MS } from './cadence.js';
 import { PING_TOKEN_BYTES, pingTokenHash, pingUrl } from './ping-tokens.js';
 import type { HeartbeatRecordT, Rotate } from './schema.js';
@@ -17,7 +18,7 @@ import { dueAt, resume } from './verdict.js';
 /** How long a replaced ping URL keeps working. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 
-export interface HeartbeatCtx { db: Db; clock: Clock; actor: Actor; org: OrgRef; sealer: Sealer; publicBaseUrl: string }
+export interface HeartbeatCtx { db: Db; clock: Clock; actor: Actor; org: OrgRef; sealer: Sealer; publicBaseUrl: string; writeSource: WriteSource }
 
 const notHeartbeat = (): AppError => new AppError(404, 'NOT_FOUND', 'this monitor is not a heartbeat monitor');
 
@@ -88,9 +89,10 @@ export async function rotateHeartbeat(ctx: HeartbeatCtx, id: string, input: Rota
       `UPDATE heartbeats SET token_hash = $2, sealed_token = $3, previous_token_hash = $4, previous_expires_at = $5,
          previous_last_used_at = NULL, rotated_at = $6 WHERE target_id = $1 RETURNING *`,
       [id, pingTokenHash(token), ctx.sealer.seal(token), revoke ? null : current.token_hash, revoke ? null : new Date(now.getTime() + ROTATION_OVERLAP_MS), now]);
+    await stampTargetWrite(tx, ctx.org.id, id, ctx.writeSource);
     await writeAudit(tx, ctx.actor, {
       action: 'target.heartbeat_rotated', orgId: ctx.org.id, accountId: ctx.org.accountId, entityType: 'target', entityId: id,
-      details: { revoke_previous_immediately: revoke },
+      details: { revoke_previous_immediately: revoke, write_source: ctx.writeSource },
     });
     return toRecord(tx, ctx, target, row!);
   });
@@ -104,8 +106,10 @@ export async function revokePreviousUrl(ctx: HeartbeatCtx, id: string): Promise<
       `UPDATE heartbeats SET previous_token_hash = NULL, previous_expires_at = NULL, previous_last_used_at = NULL
         WHERE target_id = $1 AND previous_token_hash IS NOT NULL RETURNING 1`, [id]);
     if (ended.length) {
+      await stampTargetWrite(tx, ctx.org.id, id, ctx.writeSource);
       await writeAudit(tx, ctx.actor, {
         action: 'target.heartbeat_previous_revoked', orgId: ctx.org.id, accountId: ctx.org.accountId, entityType: 'target', entityId: id,
+        details: { write_source: ctx.writeSource },
       });
     }
   });

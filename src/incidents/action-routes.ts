@@ -1,21 +1,14 @@
 // The pages behind acknowledge links in alerts: GET shows the incident and a button, the button's
 // POST acknowledges. Plain HTML for a person in a browser; outside the token API, like ping URLs.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
+import { HtmlPage, page } from '../http/html-page.js';
 import { addRoute } from '../http/route.js';
-import { escapeHtml } from '../mail/mailer.js';
 import type { Services } from '../services.js';
 import { AppError } from '../shared/errors.js';
 import { ACTION_PATH, lookupAction, redeemAcknowledge } from './alert-actions.js';
 
 const Params = Type.Object({ token: Type.String({ minLength: 1, maxLength: 100 }) });
-const Html = Type.String({ description: 'An HTML page.' });
-
-function page(reply: FastifyReply, status: number, title: string, body: string): FastifyReply {
-  return reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(
-    `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${escapeHtml(title)}</title></head>` +
-    `<body style="font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem"><h1 style="font-size:1.4rem">${escapeHtml(title)}</h1>${body}</body></html>`);
-}
 
 const GONE = '<p>This link is unknown or has expired (links last 7 days).</p>';
 
@@ -29,7 +22,7 @@ export function registerAlertActionRoutes(app: FastifyInstance, services: Servic
       summary: 'Acknowledge link from an alert (page)',
       description: 'The link in an alert of a channel with `acknowledge_button`: an HTML page naming the incident with an Acknowledge button (which POSTs to the same URL). Fetching it changes nothing. Unknown or expired (7 days) links are 404.',
       params: Params,
-      response: { 200: Html },
+      response: { 200: HtmlPage },
       handler: async (request, reply) => {
         try {
           const target = await lookupAction(services.db, request.params.token, services.clock.now());
@@ -49,7 +42,7 @@ export function registerAlertActionRoutes(app: FastifyInstance, services: Servic
       summary: 'Acknowledge link from an alert (act)',
       description: 'Acknowledges the incident for whoever holds the alert (audited as `incident.acknowledged` by the system actor `alert-link:<channel name>`); answers an HTML page. An acknowledged or resolved incident is left as it is.',
       params: Params,
-      response: { 200: Html },
+      response: { 200: HtmlPage },
       handler: async (request, reply) => {
         try {
           const done = await redeemAcknowledge(services, request.params.token);

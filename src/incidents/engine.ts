@@ -19,7 +19,7 @@ import { applyResult, type AlertRule, type MonitorState, type RegionStreak, type
 export type { Impact } from './incident-writes.js';
 
 interface TargetAlertRow {
-  id: string; org_id: string; name: string; kind: CheckKind;
+  id: string; org_id: string; account_id: string; name: string; kind: CheckKind;
   alert_confirmations: number; region_policy: RegionPolicyT; recovery_period_secs: number;
   /** The monitor's regions that are enabled in the region catalog: the ones that report. */
   live_regions: string[];
@@ -56,7 +56,7 @@ export async function foldIntoIncidents(tx: Executor, records: readonly CheckRes
   if (!records.length) return;
   const targetIds = [...new Set(records.map((r) => r.targetId))].sort();
   const targets = await tx.query<TargetAlertRow>(
-    `SELECT t.id, t.org_id, t.name, t.kind, t.alert_confirmations, t.region_policy, t.recovery_period_secs,
+    `SELECT t.id, t.org_id, t.account_id, t.name, t.kind, t.alert_confirmations, t.region_policy, t.recovery_period_secs,
             ARRAY(SELECT r.id FROM regions r WHERE r.enabled AND r.id = ANY(t.regions)) AS live_regions,
             t.notify_recovery, t.renotify_interval_secs
        FROM targets t WHERE t.id = ANY($1::uuid[])`, [targetIds]);
@@ -115,7 +115,7 @@ async function judgeMonitor(tx: Executor, target: TargetAlertRow, input: Monitor
   const { open } = input;
   let state: MonitorState = { regions: stored, incident: open && openIncidentOf(open) };
   let current: Changed | null = open && {
-    row: open, id: open.id, orgId: target.org_id, targetId: target.id, startedAt: open.started_at.getTime(), incident: state.incident,
+    row: open, id: open.id, orgId: target.org_id, accountId: target.account_id, targetId: target.id, startedAt: open.started_at.getTime(), incident: state.incident,
     impact: open.impact, cause: open.cause, endedAt: null, title: '', notifyRecovery: target.notify_recovery, renotifySecs: target.renotify_interval_secs,
   };
   let touched = false;
@@ -177,7 +177,7 @@ function onTransition(t: Transition, current: Changed | null, target: TargetAler
     case 'open': {
       const impact: Impact = result.status === 'degraded' ? 'degraded' : t.regionsDown >= rule.regionCount ? 'major_outage' : 'partial_outage';
       const opened: Changed = {
-        row: null, id: newId(), orgId: target.org_id, targetId: target.id, startedAt: t.startedAt, incident: null, impact, cause: result.error, endedAt: null,
+        row: null, id: newId(), orgId: target.org_id, accountId: target.account_id, targetId: target.id, startedAt: t.startedAt, incident: null, impact, cause: result.error, endedAt: null,
         title: `${target.name} is ${result.status === 'degraded' ? 'degraded' : 'down'}`,
         notifyRecovery: target.notify_recovery, renotifySecs: target.renotify_interval_secs,
       };

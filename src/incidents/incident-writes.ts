@@ -16,9 +16,12 @@ export interface IncidentRow {
   impact: Impact; cause: string | null;
 }
 
-/** An incident the engine touched: its rule state (the last while open), and the columns it sets. */
+/**
+ * An incident the engine touched: its rule state (the last while open), and the columns it sets.
+ * `accountId` is the monitor's, so the engine's audit rows land in the account's log like any other.
+ */
 export interface Changed {
-  row: IncidentRow | null; id: string; orgId: string; targetId: string; startedAt: number; incident: OpenIncident | null;
+  row: IncidentRow | null; id: string; orgId: string; accountId: string; targetId: string; startedAt: number; incident: OpenIncident | null;
   impact: Impact; cause: string | null; endedAt: number | null; title: string;
   notifyRecovery: boolean; renotifySecs: number;
 }
@@ -98,7 +101,7 @@ export async function writeIncidents(tx: Executor, changes: readonly Changed[], 
   }
   await enqueueNotifications(tx, outbox, now);
   await writeAuditMany(tx, ENGINE, changes.flatMap((c) => [
-    ...(!c.row ? [{ action: 'incident.opened', orgId: c.orgId, entityType: 'incident', entityId: c.id, details: { target_id: c.targetId, impact: c.impact } }] : []),
-    ...(c.endedAt !== null ? [{ action: 'incident.closed', orgId: c.orgId, entityType: 'incident', entityId: c.id, details: { target_id: c.targetId, ended_at: iso(c.endedAt) } }] : []),
+    ...(!c.row ? [{ action: 'incident.opened', orgId: c.orgId, accountId: c.accountId, entityType: 'incident', entityId: c.id, details: { target_id: c.targetId, impact: c.impact } }] : []),
+    ...(c.endedAt !== null ? [{ action: 'incident.closed', orgId: c.orgId, accountId: c.accountId, entityType: 'incident', entityId: c.id, details: { target_id: c.targetId, ended_at: iso(c.endedAt) } }] : []),
   ]));
 }

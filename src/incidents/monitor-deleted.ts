@@ -9,13 +9,16 @@ import { writeEvents } from './incident-writes.js';
 /** Ends the open incidents of the monitors about to be deleted; call before the delete. */
 export async function endIncidentsOfDeleted(tx: Executor, targetIds: readonly string[], now: Date, actor: Actor): Promise<void> {
   if (!targetIds.length) return;
-  const ended = await tx.query<{ id: string; org_id: string; target_id: string }>(
-    `UPDATE incidents SET status = 'resolved', ended_at = $2, recovering_since = NULL, next_reminder_at = NULL, updated_at = $2
-      WHERE target_id = ANY($1::uuid[]) AND source = 'monitor' AND status = 'open' RETURNING id, org_id, target_id`,
+  // The monitor's account rides along, so these audit rows land in the account's log as the delete's own do.
+  const ended = await tx.query<{ id: string; org_id: string; account_id: string; target_id: string }>(
+    `UPDATE incidents i SET status = 'resolved', ended_at = $2, recovering_since = NULL, next_reminder_at = NULL, updated_at = $2
+       FROM targets t
+      WHERE t.id = i.target_id AND i.target_id = ANY($1::uuid[]) AND i.source = 'monitor' AND i.status = 'open'
+      RETURNING i.id, i.org_id, t.account_id, i.target_id`,
     [targetIds, now]);
   if (!ended.length) return;
   await writeEvents(tx, ended.map((i) => ({ incidentId: i.id, at: now.getTime(), kind: 'closed', message: 'the monitor was deleted' })));
   await writeAuditMany(tx, actor, ended.map((i) => ({
-    action: 'incident.closed', orgId: i.org_id, entityType: 'incident', entityId: i.id, details: { target_id: i.target_id, reason: 'monitor deleted' },
+    action: 'incident.closed', orgId: i.org_id, accountId: i.account_id, entityType: 'incident', entityId: i.id, details: { target_id: i.target_id, reason: 'monitor deleted' },
   })));
 }

@@ -4,6 +4,7 @@ import type { Db, Executor } from '../db/db.js';
 import { writeAudit } from '../shared/audit.js';
 import { userIdOf, type Actor, type Clock, type OrgRef } from '../shared/context.js';
 import { AppError } from '../shared/errors.js';
+import { requiredText } from '../shared/text.js';
 import { isUuid, newId } from '../shared/ids.js';
 import type { EffectivePlan } from '../plans/service.js';
 import { enqueueNotifications } from '../notifications/outbox.js';
@@ -175,8 +176,7 @@ const IMPACT_OF_SEVERITY: Record<DeclareIncident['severity'], IncidentT['impact'
 
 /** A person's incident: open from now until resolved by hand. */
 export async function declareIncident(ctx: IncidentsCtx, input: DeclareIncident) {
-  const title = input.title.trim();
-  if (!title) throw new AppError(400, 'VALIDATION_FAILED', 'title: must not be blank', { field: 'title' });
+  const title = requiredText(input.title, 'title');
   const id = await ctx.db.transaction(async (tx) => {
     const targetIds = await checkOwnMonitorIds(tx, ctx.org.id, input.target_ids ?? [], 'target_ids');
     const now = ctx.clock.now();
@@ -235,10 +235,10 @@ export async function narrateIncident(ctx: IncidentsCtx & { plan: EffectivePlan 
 
 /** A public update; `resolved` on an open incident resolves it too. */
 export async function postIncidentUpdate(ctx: IncidentsCtx & { plan: EffectivePlan }, id: string, input: PostIncidentUpdate) {
-  const message = input.message.trim();
   await ctx.db.transaction(async (tx) => {
     const row = await lockForNarration(tx, ctx, id);
-    if (!message) throw new AppError(400, 'VALIDATION_FAILED', 'message: must not be blank', { field: 'message' });
+    // After the lock: a foreign id is 404 before a blank message is 400.
+    const message = requiredText(input.message, 'message');
     const now = ctx.clock.now();
     await tx.query('INSERT INTO incident_updates (id, incident_id, phase, message, created_by, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
       [newId(), id, input.phase, message, userIdOf(ctx.actor), now]);

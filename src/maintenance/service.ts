@@ -10,6 +10,7 @@ import { writeAudit } from '../shared/audit.js';
 import { announceMaintenanceUpdate } from './announcements.js';
 import type { Actor, Clock, OrgRef } from '../shared/context.js';
 import { AppError, notFound, quotaExceeded } from '../shared/errors.js';
+import { requiredText } from '../shared/text.js';
 import { newId } from '../shared/ids.js';
 import { checkOwnMonitorIds } from '../targets/index.js';
 import {
@@ -56,11 +57,7 @@ async function present(db: Executor, rows: WindowRow[], now: Date): Promise<Main
 
 const invalid = (field: string, message: string): AppError => new AppError(400, 'VALIDATION_FAILED', `${field}: ${message}`, { field });
 
-function trimmedTitle(title: string): string {
-  const trimmed = title.trim();
-  if (!trimmed) throw invalid('title', 'must not be blank');
-  return trimmed;
-}
+const trimmedTitle = (title: string): string => requiredText(title, 'title');
 
 const descriptionOf = (description: string | null | undefined): string | null => (description?.trim() ? description.trim() : null);
 
@@ -161,8 +158,7 @@ export async function cancelWindow(ctx: MaintenanceCtx, id: string): Promise<voi
 
 /** Posts an update to an upcoming, running or ended window; at most 50 per window. */
 export async function postUpdate(ctx: MaintenanceCtx, id: string, message: string): Promise<MaintenanceWindowT> {
-  const text = message.trim();
-  if (!text) throw invalid('message', 'must not be blank');
+  const text = requiredText(message, 'message');
   const now = ctx.clock.now();
   return ctx.db.transaction(async (tx) => {
     const current = await lockedWindow(tx, ctx, id);

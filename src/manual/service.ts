@@ -2,15 +2,16 @@
 // set by hand. A set that changes status or note writes a result at once (if the monitor runs) and an
 // audit row; the same status and note again writes nothing. The scheduler restates the state once a minute.
 import type { Db, Executor } from '../db/db.js';
+import type { WriteSource } from '../http/write-source.js';
 import { NO_PROBE_REGION, type ResultWriter } from '../results/index.js';
 import { writeAudit } from '../shared/audit.js';
 import type { Actor, Clock, OrgRef } from '../shared/context.js';
 import { AppError } from '../shared/errors.js';
 import { getTargetRowInOrg } from '../targets/service.js';
-import { runsNow, type TargetRow } from '../targets/store.js';
+import { runsNow, stampTargetWrite, type TargetRow } from '../targets/store.js';
 import type { ManualStateT, ManualStatus, PutManualState } from './schema.js';
 
-export interface ManualCtx { db: Db; clock: Clock; actor: Actor; org: OrgRef; userId: string; results: ResultWriter }
+export interface ManualCtx { db: Db; clock: Clock; actor: Actor; org: OrgRef; userId: string; results: ResultWriter; writeSource: WriteSource }
 
 interface StateRow { status: ManualStatus; note: string | null; set_at: Date; set_by: string | null }
 
@@ -79,9 +80,10 @@ export async function putManualState(ctx: ManualCtx, id: string, input: PutManua
       `INSERT INTO manual_states (target_id, org_id, status, note, set_at, set_by) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (target_id) DO UPDATE SET status = excluded.status, note = excluded.note, set_at = excluded.set_at, set_by = excluded.set_by`,
       [id, ctx.org.id, input.status, note, now, ctx.userId]);
+    await stampTargetWrite(tx, ctx.org.id, id, ctx.writeSource);
     await writeAudit(tx, ctx.actor, {
       action: 'target.state_set', orgId: ctx.org.id, accountId: ctx.org.accountId, entityType: 'target', entityId: id,
-      details: { status: input.status, note, previous_status: current.status },
+      details: { status: input.status, note, previous_status: current.status, write_source: ctx.writeSource },
     });
     const state: StateRow = { status: input.status, note, set_at: now, set_by: ctx.userId };
     // A paused or held monitor keeps its state unreported: the scheduler restates it once it runs again.

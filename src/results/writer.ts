@@ -29,6 +29,11 @@ export class ResultWriter implements ResultSink {
     for (const fold of this.folds) await fold(tx, records);
   }
 
+  /** Results pushed and not yet committed. */
+  get backlog(): number {
+    return this.batches.backlog;
+  }
+
   push(result: CheckResultRecord): void {
     this.batches.push(result);
   }

@@ -9,6 +9,7 @@ import type { Sealer } from '../shared/seal.js';
 import type { CheckSpecT } from '../targets/check-specs.js';
 import type { CheckKind } from '../targets/constants.js';
 import { openCredentials } from '../targets/redaction.js';
+import { regionsAtHandOut } from '../targets/regions.js';
 import { PROBED_KINDS } from '../probes/index.js';
 import { effectiveIntervalSecs, SHARD_SQL } from './slots.js';
 
@@ -56,17 +57,6 @@ export async function loadShards(db: Executor, shards: readonly number[], change
   return db.query<MonitorRow>(
     `SELECT ${COLUMNS} FROM targets t JOIN orgs o ON o.id = t.org_id
       WHERE ${SHARD_SQL('t.id')} = ANY($1::int[])${since}`, params);
-}
-
-/**
- * Regions cut to the plan's cap: default-selected first, then by id (issue 4). Regions no longer
- * enabled are dropped; a monitor left with none is unmonitored (the caller reports it).
- */
-export function regionsAtHandOut(stored: readonly string[], catalog: readonly OperatorRegionT[], maxRegions: number | null): string[] {
-  const enabled = new Map(catalog.map((r) => [r.id, r]));
-  const kept = stored.filter((id) => enabled.has(id));
-  kept.sort((a, b) => Number(enabled.get(b)!.default_selected) - Number(enabled.get(a)!.default_selected) || (a < b ? -1 : a > b ? 1 : 0));
-  return maxRegions === null ? kept : kept.slice(0, maxRegions);
 }
 
 export interface HandOutDeps {

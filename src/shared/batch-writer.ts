@@ -22,6 +22,11 @@ export class BatchWriter<T> {
 
   constructor(private readonly options: BatchWriterOptions<T>) {}
 
+  /** Rows buffered or being written. */
+  get backlog(): number {
+    return this.queued;
+  }
+
   push(row: T): void {
     if (this.queued >= (this.options.maxQueued ?? 50_000)) this.dropped++;
     else {

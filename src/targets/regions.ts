@@ -57,3 +57,14 @@ export function checkRegions(kind: CheckKind, requested: readonly string[], cata
   if (maxRegions !== null && kept.length > maxRegions) throw quotaExceeded('max_regions', maxRegions);
   return kept;
 }
+
+/**
+ * Regions cut to the plan's cap: default-selected first, then by id (issue 4). Regions no longer
+ * enabled are dropped; a monitor left with none is unmonitored (the caller reports it).
+ */
+export function regionsAtHandOut(stored: readonly string[], catalog: readonly OperatorRegionT[], maxRegions: number | null): string[] {
+  const enabled = new Map(catalog.map((r) => [r.id, r]));
+  const kept = stored.filter((id) => enabled.has(id));
+  kept.sort((a, b) => Number(enabled.get(b)!.default_selected) - Number(enabled.get(a)!.default_selected) || (a < b ? -1 : a > b ? 1 : 0));
+  return cut(kept, maxRegions);
+}

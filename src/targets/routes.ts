@@ -117,7 +117,9 @@ export function registerTargetRoutes(app: FastifyInstance, services: Services): 
 
   addRoute(app, {
     method: 'GET', url: '/api/v1/targets/:id/regions', auth: 'user', scope: 'targets:read', tags: TAGS,
-    summary: 'The regions a target probes from', params: IdParams,
+    summary: 'The regions a target probes from',
+    description: "The regions that serve it now, as the scheduler hands it out: its stored regions still enabled, cut to the plan's `max_regions` (default-selected first, then by id), in stored order. A region the plan drops is left out; none left means the target is unmonitored. The target's own `regions` field keeps the stored set.",
+    params: IdParams,
     response: { 200: TargetRegions },
     handler: async (request) => getTargetRegions(ctx(request), request.params.id),
   });

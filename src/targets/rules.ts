@@ -3,6 +3,7 @@
 import { existingChannelIds } from '../channels/index.js';
 import type { Executor } from '../db/db.js';
 import { AppError } from '../shared/errors.js';
+import { requiredText } from '../shared/text.js';
 import {
   ALERT_CONFIRMATIONS_MAX, DEFAULT_ALERT_CONFIRMATIONS, DEFAULT_REGION_POLICY, DEFAULT_RENOTIFY_INTERVAL_SECS, RECOVERY_PERIOD_MAX_SECS,
   RENOTIFY_MAX_SECS, RENOTIFY_MIN_SECS, defaultRecoveryPeriodSecs, type CheckKind,
@@ -40,11 +41,7 @@ export function defaultAlertConfig(kind: CheckKind): AlertConfig {
  * A target's name as stored: trimmed, and 400 when nothing is left. One rule for create, PATCH,
  * bulk and duplicate (a copy's error then reads `copies[i].name`).
  */
-export function targetName(name: string): string {
-  const trimmed = name.trim();
-  if (!trimmed) throw new AppError(400, 'VALIDATION_FAILED', 'name: must not be blank', { field: 'name' });
-  return trimmed;
-}
+export const targetName = (name: string): string => requiredText(name, 'name');
 
 const alertError = (field: string, message: string): AppError => new AppError(400, 'INVALID_ALERT_CONFIG', `${field}: ${message}`, { field });
 

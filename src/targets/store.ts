@@ -128,6 +128,14 @@ export async function countTargetsReferencing(db: Executor, orgId: string, key: 
   return row?.n ?? 0;
 }
 
+/**
+ * Restamps `write_source` for a write to one of the monitor's own records (its manual state, its
+ * ping URL): monitoring-api.md, Conventions 8, "restamped by every write through any endpoint".
+ */
+export async function stampTargetWrite(tx: Executor, orgId: string, id: string, writeSource: string): Promise<void> {
+  await tx.query('UPDATE targets SET write_source = $3, updated_at = now() WHERE org_id = $1 AND id = $2', [orgId, id, writeSource]);
+}
+
 export async function setTargetRegions(tx: Executor, orgId: string, id: string, regions: string[], writeSource: string): Promise<TargetRow | null> {
   const [row] = await tx.query<TargetRow>(
     'UPDATE targets SET regions = $3, write_source = $4, updated_at = now() WHERE org_id = $1 AND id = $2 RETURNING *',

@@ -1,6 +1,6 @@
 // `GET/PUT /api/v1/targets/{id}/regions` (CONTRACT.md): the regions a monitor probes from.
 import { writeAudit } from '../shared/audit.js';
-import { checkRegions } from './regions.js';
+import { checkRegions, regionsAtHandOut } from './regions.js';
 import { getTargetRowInOrg, type TargetsCtx } from './service.js';
 import { setTargetRegions, type TargetRow } from './store.js';
 import type { Static } from '@sinclair/typebox';
@@ -8,12 +8,18 @@ import type { TargetRegions } from './schema.js';
 
 type RegionsT = Static<typeof TargetRegions>;
 
-/** The stored ids as catalog entries, in stored order; a region disabled since is left out. */
+/**
+ * The regions that serve the monitor, as catalog entries in stored order: the scheduler's own cut
+ * at hand-out (service-api.md, "Limits" 4), so a region disabled since or dropped by the plan's
+ * `max_regions` is left out, and a monitor no region serves answers none (unmonitored).
+ */
 async function regionsOf(ctx: TargetsCtx, row: TargetRow): Promise<RegionsT> {
-  const catalog = new Map((await ctx.regions.enabled()).map((r) => [r.id, r]));
-  const regions = row.regions.flatMap((id) => {
-    const r = catalog.get(id);
-    return r ? [{ id: r.id, name: r.name, city: r.city, country_code: r.country_code, continent: r.continent, latitude: r.latitude, longitude: r.longitude }] : [];
+  const enabled = await ctx.regions.enabled();
+  const serving = new Set(regionsAtHandOut(row.regions, enabled, ctx.plan.caps.max_regions));
+  const catalog = new Map(enabled.map((r) => [r.id, r]));
+  const regions = row.regions.filter((id) => serving.has(id)).map((id) => {
+    const r = catalog.get(id)!;
+    return { id: r.id, name: r.name, city: r.city, country_code: r.country_code, continent: r.continent, latitude: r.latitude, longitude: r.longitude };
   });
   return { regions };
 }

@@ -74,6 +74,20 @@ describe('heartbeat monitors: rotation and cadence', () => {
     assert.equal((await api('DELETE', `/api/v1/targets/${id}/heartbeat/previous`)).statusCode, 204);
   });
 
+  it('rotation and ending an overlap restamp the target\'s write_source (Conventions 8)', async () => {
+    const created = await api('POST', '/api/v1/targets', { name: 'iac cron', check: { type: 'heartbeat', period: HOUR } }, { 'x-keepwatch-client': 'iac' });
+    const id = created.json().id as string;
+    const writeSource = async () => (await api('GET', `/api/v1/targets/${id}`)).json().write_source as string;
+    assert.equal(await writeSource(), 'iac');
+    assert.equal((await rotate(id, {})).statusCode, 200);
+    assert.equal(await writeSource(), 'api', 'a rotation through the API restamps it');
+    const iac = { 'x-keepwatch-client': 'iac' };
+    assert.equal((await api('DELETE', `/api/v1/targets/${id}/heartbeat/previous`, undefined, iac)).statusCode, 204);
+    assert.equal(await writeSource(), 'iac', 'ending the overlap is a write too');
+    assert.equal((await api('DELETE', `/api/v1/targets/${id}/heartbeat/previous`)).statusCode, 204);
+    assert.equal(await writeSource(), 'iac', 'with no overlap it writes nothing');
+  });
+
   it('rotation needs a JSON body and takes no other key', async () => {
     const id = await heartbeat();
     expectError(await rotate(id), 415, 'INVALID_CONTENT_TYPE');

@@ -128,6 +128,25 @@ describe('incidents', () => {
     }
   });
 
+  it('audit rows of the engine, and of incidents ended by a delete, carry the monitor\'s account like the API\'s own', async () => {
+    const id = await monitor();
+    await feed(id, ['down', 'down']);
+    const first = await latest(id);
+    assert.equal((await api('POST', `/api/v1/incidents/${first.id}/acknowledge`, {})).statusCode, 200);
+    await feed(id, ['up', 'up', 'up', 'up'], { step: 30 * S });
+    assert.equal((await latest(id)).status, 'resolved');
+    await feed(id, ['down', 'down']);
+    const second = await latest(id);
+    assert.equal((await api('DELETE', `/api/v1/targets/${id}`)).statusCode, 204);
+    const rows = await t.services.db.query<{ action: string; actor_type: string; account_id: string | null }>(
+      'SELECT action, actor_type, account_id FROM audit_log WHERE entity_id = ANY($1::text[]) ORDER BY created_at, id', [[first.id, second.id, id]]);
+    assert.deepEqual(rows.map((r) => [r.action, r.actor_type]).sort(), [
+      ['incident.acknowledged', 'token'], ['incident.closed', 'system'], ['incident.closed', 'token'], ['incident.opened', 'system'],
+      ['incident.opened', 'system'], ['target.created', 'token'], ['target.deleted', 'token'],
+    ]);
+    for (const r of rows) assert.equal(r.account_id, tenant.accountId, `${r.action} by ${r.actor_type}`);
+  });
+
   it('manual monitors: a state set opens at once, a worse one raises it with the note as cause, up closes it', async () => {
     const res = await api('POST', '/api/v1/targets', { name: 'billing', check: { type: 'manual' } });
     assert.equal(res.statusCode, 201, res.body);

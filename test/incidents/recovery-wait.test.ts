@@ -53,8 +53,10 @@ describe('heartbeat recovery wait', () => {
     assert.deepEqual([closed!.id, closed!.status, closed!.ended_at, closed!.recovering_since, closed!.resolved_by],
       [open!.id, 'resolved', waiting!.recovering_since, null, null]);
     assert.deepEqual((await api('GET', `/api/v1/incidents/${closed!.id}`)).json().timeline.map((e: Json) => e.kind), ['opened', 'recovering', 'closed']);
-    const [audit] = await t.services.db.query<{ actor_id: string }>("SELECT actor_id FROM audit_log WHERE entity_id = $1 AND action = 'incident.closed'", [closed!.id]);
+    const [audit] = await t.services.db.query<{ actor_id: string; account_id: string | null }>(
+      "SELECT actor_id, account_id FROM audit_log WHERE entity_id = $1 AND action = 'incident.closed'", [closed!.id]);
     assert.equal(audit?.actor_id, 'incident-engine');
+    assert.equal(audit?.account_id, tenant.accountId, "in the monitor's account's log");
   });
 
   it('a failure inside the wait keeps the same incident; recovery_period_secs 0 closes at the success', async () => {

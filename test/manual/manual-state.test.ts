@@ -63,6 +63,18 @@ describe('manual monitors: state', () => {
     assert.equal((await audits(manualId)).length, 2);
   });
 
+  it('a set restamps the target\'s write_source; a set that changes nothing leaves it (Conventions 8)', async () => {
+    const id = (await api('POST', '/api/v1/targets', { name: 'iac board', check: { type: 'manual' } }, { 'x-keepwatch-client': 'iac' })).json().id as string;
+    const writeSource = async () => (await api('GET', `/api/v1/targets/${id}`)).json().write_source as string;
+    assert.equal(await writeSource(), 'iac');
+    assert.equal((await api('PUT', `/api/v1/targets/${id}/state`, { status: 'degraded' })).statusCode, 200);
+    assert.equal(await writeSource(), 'api', 'a set through the API restamps it');
+    assert.equal((await api('PUT', `/api/v1/targets/${id}/state`, { status: 'degraded' }, { 'x-keepwatch-client': 'iac' })).statusCode, 200);
+    assert.equal(await writeSource(), 'api', 'the same state again writes nothing');
+    assert.equal((await api('PUT', `/api/v1/targets/${id}/state`, { status: 'up' }, { 'x-keepwatch-client': 'iac' })).statusCode, 200);
+    assert.equal(await writeSource(), 'iac');
+  });
+
   it('the note replaces the previous one; omitted or blank clears it', async () => {
     assert.equal((await api('PUT', `/api/v1/targets/${manualId}/state`, { status: 'degraded' })).json().note, null);
     assert.equal((await api('PUT', `/api/v1/targets/${manualId}/state`, { status: 'degraded', note: 'slow' })).json().note, 'slow');

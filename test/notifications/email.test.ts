@@ -1,7 +1,8 @@
 // Email channels against a real SMTP server on 127.0.0.1 (smtp-server): the verification link is
-// mailed on create, an unconfirmed channel does not page, following the link confirms it, alerts
-// then arrive as text and HTML; a new address is confirmed again; resend is limited and refused
-// for channels with nothing to confirm.
+// mailed on create, an unconfirmed channel does not page, following the link shows a page and only
+// its button's POST confirms (a mail scanner's GET changes nothing), alerts then arrive as text and
+// HTML; a new address is confirmed again; resend is limited and refused for channels with nothing to
+// confirm; used, unknown and expired links are 404 pages.
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -53,6 +54,16 @@ describe('email channels', () => {
     }
     throw new Error(`no mail to ${address}`);
   };
+  /** The path of the verification link in a mail (quoted-printable soft breaks undone). */
+  const linkIn = (mail: Received): string => `/verify/channel/${tokenIn(mail)}`;
+  const verifiedOf = async (id: string): Promise<boolean> => (await api('GET', `/api/v1/notification-channels/${id}`)).json().verified;
+  /** The button's POST: an HTML form sends an empty urlencoded body. */
+  const submitForm = (path: string) => t.inject({ method: 'POST', url: path, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: '' });
+  const expectGonePage = (res: Awaited<ReturnType<typeof t.inject>>, what: string) => {
+    assert.equal(res.statusCode, 404, `${what}: ${res.body}`);
+    assert.match(String(res.headers['content-type']), /^text\/html/, what);
+    assert.match(res.body, /unknown, already used or expired/, what);
+  };
   /** The verification token in a mail (quoted-printable soft breaks undone). */
   const tokenIn = (mail: Received): string => {
     const body = mail.raw.replace(/=\r?\n/g, '');
@@ -77,11 +88,27 @@ describe('email channels', () => {
     const [first] = (await api('GET', `/api/v1/incidents?target_id=${id}`)).json().incidents;
     assert.equal((await api('GET', `/api/v1/incidents/${first.id}/notifications`)).json().total, 0, 'unconfirmed: no page');
 
-    const confirm = await t.inject({ method: 'GET', url: `/verify/channel/${tokenIn(verification)}` });
+    // A mail scanner or link preview fetches the link: it gets the page, and nothing changes.
+    const link = linkIn(verification);
+    for (const method of ['GET', 'HEAD'] as const) {
+      const shown = await t.inject({ method, url: link });
+      assert.equal(shown.statusCode, 200, shown.body);
+      assert.match(String(shown.headers['content-type']), /^text\/html/);
+      assert.equal(shown.headers['cache-control'], 'no-store');
+    }
+    const shown = await t.inject({ method: 'GET', url: link });
+    assert.match(shown.body, /<form method="post"><button type="submit"[^>]*>Confirm this address<\/button><\/form>/);
+    assert.match(shown.body, /<b>ops mail<\/b> will be sent to <b>ops@example\.com<\/b>/);
+    assert.equal(await verifiedOf(channel.id), false, 'looking at the page confirms nothing');
+
+    const confirm = await submitForm(link);
     assert.equal(confirm.statusCode, 200, confirm.body);
-    assert.deepEqual(confirm.json(), { channel_id: channel.id, verified: true });
-    assert.equal((await t.inject({ method: 'GET', url: `/verify/channel/${tokenIn(verification)}` })).statusCode, 404, 'used once');
-    assert.equal((await api('GET', `/api/v1/notification-channels/${channel.id}`)).json().verified, true);
+    assert.match(String(confirm.headers['content-type']), /^text\/html/);
+    assert.equal(confirm.headers['cache-control'], 'no-store');
+    assert.match(confirm.body, /Confirmed\. Alerts for ops mail will now be sent to ops@example\.com\./);
+    assert.equal(await verifiedOf(channel.id), true);
+    expectGonePage(await t.inject({ method: 'GET', url: link }), 'used: GET');
+    expectGonePage(await submitForm(link), 'used: POST');
 
     await push('up', Date.now() - 50_000);
     await push('down', Date.now() - 40_000);
@@ -102,21 +129,45 @@ describe('email channels', () => {
   it('confirms a new address again, limits resends to one a minute, and refuses what has nothing to confirm', async () => {
     const channel = (await api('POST', '/api/v1/notification-channels', { name: 'oncall', config: { type: 'email', to: 'a@example.com' } })).json();
     const first = await mailTo('a@example.com');
-    await t.inject({ method: 'GET', url: `/verify/channel/${tokenIn(first)}` });
+    // The button's POST also works with no body at all.
+    assert.equal((await t.inject({ method: 'POST', url: linkIn(first) })).statusCode, 200);
+    assert.equal(await verifiedOf(channel.id), true);
     const renamed = (await api('PATCH', `/api/v1/notification-channels/${channel.id}`, { name: 'on call' })).json();
     assert.equal(renamed.verified, true, 'same address: still confirmed');
     const moved = (await api('PATCH', `/api/v1/notification-channels/${channel.id}`, { config: { type: 'email', to: 'b@example.com' } })).json();
     assert.equal(moved.verified, false);
-    await mailTo('b@example.com');
+    const superseded = await mailTo('b@example.com');
     expectError(await api('POST', `/api/v1/notification-channels/${channel.id}/resend-verification`), 429, 'RATE_LIMITED');
     t.clock.advance(61_000);
     assert.equal((await api('POST', `/api/v1/notification-channels/${channel.id}/resend-verification`)).statusCode, 204);
     const again = await mailTo('b@example.com');
-    assert.ok(tokenIn(again));
+    expectGonePage(await t.inject({ method: 'GET', url: linkIn(superseded) }), 'superseded by the resend: GET');
+    expectGonePage(await submitForm(linkIn(superseded)), 'superseded by the resend: POST');
+    assert.equal(await verifiedOf(channel.id), false);
+    assert.equal((await submitForm(linkIn(again))).statusCode, 200);
+    assert.equal(await verifiedOf(channel.id), true);
 
     const hook = (await api('POST', '/api/v1/notification-channels', { name: 'hook', config: { type: 'slack', webhook_url: 'https://hooks.slack.com/services/T/B/X' } })).json();
     assert.equal(hook.verified, true);
     expectError(await api('POST', `/api/v1/notification-channels/${hook.id}/resend-verification`), 409, 'CONFLICT');
-    expectError(await t.inject({ method: 'GET', url: '/verify/channel/nope' }), 404, 'NOT_FOUND');
+    expectGonePage(await t.inject({ method: 'GET', url: '/verify/channel/nope' }), 'unknown: GET');
+    expectGonePage(await submitForm('/verify/channel/nope'), 'unknown: POST');
+    expectGonePage(await t.inject({ method: 'POST', url: '/verify/channel/nope' }), 'unknown: POST, no body');
+  });
+
+  // Last: it moves the shared clock a week on.
+  it('escapes what the page shows, and expires the link after 7 days', async () => {
+    const channel = (await api('POST', '/api/v1/notification-channels', { name: '<script>alert("x")</script> & co', config: { type: 'email', to: 'late@example.com' } })).json();
+    const link = linkIn(await mailTo('late@example.com'));
+    t.clock.advance(7 * 86_400_000 - 60_000);
+    const shown = await t.inject({ method: 'GET', url: link });
+    assert.equal(shown.statusCode, 200, 'a minute before expiry it still shows');
+    assert.doesNotMatch(shown.body, /<script>/);
+    assert.match(shown.body, /<b>&lt;script&gt;alert\(&quot;x&quot;\)&lt;\/script&gt; &amp; co<\/b>/);
+    assert.match(shown.body, /<title>Confirm alerts for &lt;script&gt;/);
+    t.clock.advance(120_000);
+    expectGonePage(await t.inject({ method: 'GET', url: link }), 'expired: GET');
+    expectGonePage(await submitForm(link), 'expired: POST');
+    assert.equal(await verifiedOf(channel.id), false);
   });
 });

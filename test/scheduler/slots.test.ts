@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { newId } from '../../src/shared/ids.js';
 import { DueHeap } from '../../src/scheduler/heap.js';
-import { regionsAtHandOut } from '../../src/scheduler/monitors.js';
+import { regionsAtHandOut } from '../../src/targets/regions.js';
 import { effectiveIntervalSecs, nextSlotMs, phaseMs, SHARD_COUNT, shardOf } from '../../src/scheduler/slots.js';
 import { HostThrottle, hostPortOf } from '../../src/scheduler/throttle.js';
 import type { OperatorRegionT } from '../../src/regions/schema.js';

@@ -1,9 +1,10 @@
 // Region placement on targets (monitoring-api.md, "Region rules", flow check spec): probed kinds
 // need at least one region, and a flow runs only where a browser engine is (clamped; none is 422).
+// GET .../regions reports the regions that serve the monitor after the plan's cap (service-api.md, "Limits" 4).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createTenantWithToken, startTestApp, type TestApp } from '../helpers/app.js';
-import { client, expectError, httpTarget, PUBLIC_URL, type Api, type Json } from './helpers.js';
+import { client, expectError, httpTarget, overrideCaps, PUBLIC_URL, type Api, type Json } from './helpers.js';
 
 const flowTarget = (extra: Json = {}): Json => ({
   name: 'journey', check: { type: 'flow', start_url: PUBLIC_URL, steps: [{ op: 'assert_url', contains: '/' }] }, ...extra,
@@ -34,6 +35,21 @@ describe('targets: regions', () => {
     expectError(await api('PATCH', `/api/v1/targets/${id}`, { regions: [] }), 422, 'REGION_INVALID', 'regions');
     const hb = await api('POST', '/api/v1/targets', { name: 'cron', check: { type: 'heartbeat', period: 3_600_000 }, regions: [] });
     assert.equal(hb.statusCode, 201, hb.body);
+  });
+
+  it('GET /targets/{id}/regions reports the regions left after the plan cap, as the scheduler hands it out', async () => {
+    const tenant = await createTenantWithToken(t, { plan: 'team' });
+    const own = client(t, tenant.token);
+    const created = await own('POST', '/api/v1/targets', httpTarget({ regions: ['us', 'eu', 'local'] }));
+    assert.equal(created.statusCode, 201, created.body);
+    const id = created.json().id as string;
+    const serving = async () => ((await own('GET', `/api/v1/targets/${id}/regions`)).json().regions as Json[]).map((r) => r.id);
+    assert.deepEqual(await serving(), ['us', 'eu', 'local'], 'no cap: every stored region, in stored order');
+    await overrideCaps(t, tenant.accountId, { max_regions: 2 });
+    assert.deepEqual(await serving(), ['eu', 'local'], 'default-selected first, then by id: us is dropped');
+    await overrideCaps(t, tenant.accountId, { max_regions: 0 });
+    assert.deepEqual(await serving(), [], 'only dropped regions: unmonitored');
+    assert.deepEqual((await own('GET', `/api/v1/targets/${id}`)).json().regions, ['us', 'eu', 'local'], 'the stored set is kept');
   });
 
   it('a flow keeps only flow-capable regions, by default and when named', async () => {
