@@ -19,7 +19,7 @@ import { NetworkGuard } from './net/guard.js';
 import { createSealer, type Sealer } from './shared/seal.js';
 import type { BatchWriter } from './shared/batch-writer.js';
 import { RdapBootstrap } from './rdap/index.js';
-import { foldIntoIncidents } from './incidents/index.js';
+import { incidentFold } from './incidents/index.js';
 import { Mailer } from './mail/mailer.js';
 import { Deliverer } from './notifications/index.js';
 import { ResultWriter } from './results/index.js';
@@ -118,7 +118,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
   rateLimiter.start();
   const loginAttempts = loginAttemptWriter(db, fingerprint, log);
   const quotaEvents = quotaEventWriter(db, fingerprint, log);
-  const results = new ResultWriter(db, log, [foldIntoIncidents]);
+  const results = new ResultWriter(db, log, [incidentFold(clock)]);
   const pings = new PingIngest({ db, results, clock, log });
   const guard = new NetworkGuard({ allowPrivate: cfg.bool(config, 'security.allow_private_targets') });
   const mailer = new Mailer(cfg.optStr(config, 'mail.smtp_url'), cfg.str(config, 'mail.from'), log);

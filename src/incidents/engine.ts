@@ -5,7 +5,8 @@
 // fed to the rule (verdict.ts) in time order, and what changed is written back.
 import type { Executor } from '../db/db.js';
 import { suppressingSpans } from '../maintenance/index.js';
-import { NO_PROBE_REGION, type CheckResultRecord } from '../results/types.js';
+import { NO_PROBE_REGION, type CheckResultRecord, type ResultFold } from '../results/index.js';
+import type { Clock } from '../shared/context.js';
 import { newId } from '../shared/ids.js';
 import type { CheckKind } from '../targets/constants.js';
 import type { RegionPolicyT } from '../targets/schema.js';
@@ -52,7 +53,10 @@ export function countedRegions(row: TargetAlertRow): ReadonlySet<string> {
 /** What a batch writes back. */
 interface Writes { streaks: StreakWrite[]; stale: { targetId: string; region: string }[]; changed: Changed[]; events: EventRow[] }
 
-export async function foldIntoIncidents(tx: Executor, records: readonly CheckResultRecord[]): Promise<void> {
+/** The fold for the result writer; `clock` dates the rows it writes (reminders, the outbox). */
+export const incidentFold = (clock: Clock): ResultFold => (tx, records) => foldIntoIncidents(tx, records, clock);
+
+async function foldIntoIncidents(tx: Executor, records: readonly CheckResultRecord[], clock: Clock): Promise<void> {
   if (!records.length) return;
   const targetIds = [...new Set(records.map((r) => r.targetId))].sort();
   const targets = await tx.query<TargetAlertRow>(
@@ -83,7 +87,7 @@ export async function foldIntoIncidents(tx: Executor, records: readonly CheckRes
 
   await deleteStreaks(tx, writes.stale);
   await writeStreaks(tx, writes.streaks);
-  await writeIncidents(tx, writes.changed, new Date());
+  await writeIncidents(tx, writes.changed, clock.now());
   await writeEvents(tx, writes.events);
 }
 

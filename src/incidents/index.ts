@@ -1,5 +1,5 @@
 // The incidents domain as other code sees it.
-export { foldIntoIncidents } from './engine.js';
+export { incidentFold } from './engine.js';
 export { registerIncidentRoutes } from './routes.js';
 export { registerAlertActionRoutes } from './action-routes.js';
 export { ACK_BUTTON_KINDS, mintAcknowledgeLink } from './alert-actions.js';

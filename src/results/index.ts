@@ -1,5 +1,5 @@
 // The results domain as other code sees it.
-export { ResultWriter } from './writer.js';
+export { ResultWriter, type ResultFold } from './writer.js';
 export { registerResultRoutes } from './routes.js';
 export { resultWindow, toCheckResult } from './service.js';
 export { roundTimings } from './store.js';

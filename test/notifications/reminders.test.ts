@@ -46,7 +46,7 @@ describe('reminders and recovery notices that do not go', () => {
     await new Promise((resolve) => receiver.close(resolve));
   });
 
-  // The engine dates a first reminder by the wall clock: each test starts with the test clock on it.
+  // Each test starts with the test clock where it found it.
   let moved = 0;
   const advance = (ms: number): void => {
     moved += ms;
@@ -82,6 +82,20 @@ describe('reminders and recovery notices that do not go', () => {
     assert.equal(res.statusCode, 201, res.body);
     return res.json().id as string;
   };
+
+  it('the engine dates the first reminder and the opening page by the service clock, not the wall clock', async () => {
+    advance(5 * 3600 * S);
+    const id = await monitor('clocked');
+    const from = t.clock.now().getTime();
+    await feed(id, 'down');
+    const to = t.clock.now().getTime();
+    const within = (at: Date, offset: number): boolean => at.getTime() >= from + offset && at.getTime() <= to + offset;
+    const [row] = await t.services.db.query<{ next_reminder_at: Date }>('SELECT next_reminder_at FROM incidents WHERE target_id = $1', [id]);
+    assert.ok(within(row!.next_reminder_at, MIN), `first reminder at ${row!.next_reminder_at.toISOString()}`);
+    const [page] = await t.services.db.query<{ created_at: Date }>(
+      'SELECT n.created_at FROM notifications n JOIN incidents i ON i.id = n.incident_id WHERE i.target_id = $1', [id]);
+    assert.ok(within(page!.created_at, 0), `page queued at ${page!.created_at.toISOString()}`);
+  });
 
   it('no reminders while a suppressing window runs; they resume once it ends', async () => {
     const id = await monitor('paused');
