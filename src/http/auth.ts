@@ -108,7 +108,8 @@ async function boundOrg(services: Services, userId: string, boundOrgId: string |
 }
 
 function chargeRateBudget(request: FastifyRequest, services: Services, accountId: string, userId: string, caps: Parameters<typeof budgetOf>[0]): void {
-  const category = rateCategoryOf(request.method, request.url);
+  // The matched route's pattern (an escaped or absolute-form path names the same route); the raw path when none matched.
+  const category = rateCategoryOf(request.method, request.routeOptions.url ?? request.url);
   if (!category) return;
   const limit = budgetOf(caps, category);
   const verdict = services.rateLimiter.take([{ kind: 'account', id: accountId }, { kind: 'user', id: userId }], category, limit);

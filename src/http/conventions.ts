@@ -65,7 +65,8 @@ export function installConventions(app: FastifyInstance): void {
   // A synchronous callback hook: no promise per request on the hot path.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    const value = cacheControlFor(request.method, request.url);
+    // The matched route's pattern, not the raw target: an escaped or absolute-form path names the same route.
+    const value = cacheControlFor(request.method, request.routeOptions.url ?? request.url);
     if (value) reply.header('cache-control', value);
     done();
   });

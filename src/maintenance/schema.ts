@@ -16,8 +16,8 @@ export const MAINTENANCE_MESSAGE_MAX = 2000;
 const fields = {
   title: Type.String({ minLength: 1, maxLength: 200, description: '1-200 characters, trimmed.' }),
   description: nullable(Type.String({ maxLength: 5000, description: 'At most 5000 characters; null clears.' })),
-  starts_at: Type.String({ format: 'date-time', description: 'RFC 3339. May lie in the past: the window is then running at once.' }),
-  ends_at: Type.String({ format: 'date-time', description: 'RFC 3339, after `starts_at` and in the future. On a running window, a PATCH with `ends_at` at or before now ends it at the server\'s clock.' }),
+  starts_at: Type.String({ format: 'date-time', description: 'RFC 3339 with `Z` or an offset (answered in UTC; a leap second reads as the next second; years 0001-9999). May lie in the past: the window is then running at once.' }),
+  ends_at: Type.String({ format: 'date-time', description: 'RFC 3339 like `starts_at`, after it and in the future. On a running window, a PATCH with `ends_at` at or before now ends it at the server\'s clock.' }),
   components: Type.Array(Type.String(), {
     maxItems: MAINTENANCE_COMPONENTS_MAX,
     description: `Ids of the org's monitors the window covers (at most ${MAINTENANCE_COMPONENTS_MAX}, no duplicates); \`[]\` for an announcement only. A monitor that is deleted leaves the list.`,

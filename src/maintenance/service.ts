@@ -10,6 +10,7 @@ import { writeAudit } from '../shared/audit.js';
 import { announceMaintenanceUpdate } from './announcements.js';
 import type { Actor, Clock, OrgRef } from '../shared/context.js';
 import { AppError, notFound, quotaExceeded } from '../shared/errors.js';
+import { instantOf } from '../shared/instant.js';
 import { requiredText } from '../shared/text.js';
 import { newId } from '../shared/ids.js';
 import { checkOwnMonitorIds } from '../targets/index.js';
@@ -91,7 +92,7 @@ export async function createWindow(ctx: MaintenanceCtx, input: CreateMaintenance
   const now = ctx.clock.now();
   const values: WindowValues = {
     title: trimmedTitle(input.title), description: descriptionOf(input.description),
-    starts_at: new Date(input.starts_at), ends_at: new Date(input.ends_at),
+    starts_at: instantOf(input.starts_at, 'starts_at'), ends_at: instantOf(input.ends_at, 'ends_at'),
     suppress_alerts: input.suppress_alerts ?? true, write_source: ctx.writeSource,
   };
   checkRange(values.starts_at, values.ends_at, now);
@@ -121,8 +122,8 @@ export async function patchWindow(ctx: MaintenanceCtx, id: string, input: PatchM
     const status = statusOf(current, now);
     if (status === 'cancelled') throw cancelled();
     if (status === 'ended') throw ended();
-    const startsAt = input.starts_at === undefined ? current.starts_at : new Date(input.starts_at);
-    let endsAt = input.ends_at === undefined ? current.ends_at : new Date(input.ends_at);
+    const startsAt = input.starts_at === undefined ? current.starts_at : instantOf(input.starts_at, 'starts_at');
+    let endsAt = input.ends_at === undefined ? current.ends_at : instantOf(input.ends_at, 'ends_at');
     const endingNow = status === 'active' && input.ends_at !== undefined && endsAt <= now;
     if (endingNow) {
       if (input.starts_at !== undefined) throw invalid('starts_at', 'cannot move while ending a running window');

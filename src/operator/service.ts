@@ -10,6 +10,7 @@ import type { Services } from '../services.js';
 import { installDefaultPlan } from '../services.js';
 import { writeAudit } from '../shared/audit.js';
 import { AppError, notFound } from '../shared/errors.js';
+import { instantOf } from '../shared/instant.js';
 import { isUuid, newId, randomToken } from '../shared/ids.js';
 import { PLAN_VALUE_MAX, type AccountPlanResult, type CreateAgentBody, type CreateTokenBody, type CreateUserBody, type OverridesBody, type PlanMoveBody } from './schema.js';
 
@@ -84,7 +85,7 @@ export function validateOverrideCaps(caps: Record<string, unknown>): Record<stri
 
 export async function setOverrides(services: Services, accountId: string, body: Static<typeof OverridesBody>): Promise<AccountPlan> {
   const caps = validateOverrideCaps(body.caps);
-  const expiresAt = body.expires_at ? new Date(body.expires_at) : null;
+  const expiresAt = body.expires_at ? instantOf(body.expires_at, 'expires_at') : null;
   if (expiresAt && expiresAt.getTime() <= services.clock.now().getTime()) {
     throw new AppError(400, 'PLAN_OVERRIDE_INVALID', 'expires_at is in the past', { field: 'expires_at' });
   }

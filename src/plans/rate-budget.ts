@@ -17,8 +17,7 @@ const PUSH_CHUNK = 5_000;
 
 /** The category of a request, from its path and method; null is not limited. */
 export function rateCategoryOf(method: string, url: string): RateCategory | null {
-  const query = url.indexOf('?');
-  let path = query < 0 ? url : url.slice(0, query);
+  let path = routedPath(url);
   // The router decodes escapes before matching (`/targets/%62ulk` is the bulk route): so do we.
   if (path.includes('%')) path = decodeLikeRouter(path);
   if (path.length > 1 && path.endsWith('/')) path = path.replace(/\/+$/, '');
@@ -29,6 +28,24 @@ export function rateCategoryOf(method: string, url: string): RateCategory | null
   if (path.endsWith('/test')) return 'test_now_per_minute';
   if (path.endsWith('/check-now')) return 'check_now_per_minute';
   return method === 'GET' || method === 'HEAD' || method === 'OPTIONS' ? 'api_reads_per_minute' : 'api_writes_per_minute';
+}
+
+const ABSOLUTE_FORM_RE = /^https?:\/\/[^/?#]*/i;
+
+/**
+ * The part of a request target the router matches: the path of an absolute-form target
+ * (`GET http://host/api/v1/regions`), cut where the router cuts it, at `?` or `#`. Read otherwise,
+ * either form would route to a budgeted endpoint while escaping its budget.
+ */
+function routedPath(url: string): string {
+  let path = url;
+  if (!path.startsWith('/')) {
+    const origin = ABSOLUTE_FORM_RE.exec(path);
+    if (origin) path = path.slice(origin[0].length);
+  }
+  const end = path.search(/[?#]/);
+  if (end >= 0) path = path.slice(0, end);
+  return path || '/';
 }
 
 /** One pass of percent-decoding for ASCII escapes, keeping an escaped `/` (the router keeps it inside one segment). */

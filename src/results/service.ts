@@ -3,6 +3,7 @@ import type { Executor } from '../db/db.js';
 import type { EffectivePlan } from '../plans/service.js';
 import type { Clock } from '../shared/context.js';
 import { AppError } from '../shared/errors.js';
+import { instantOf } from '../shared/instant.js';
 import { getTargetRowInOrg } from '../targets/service.js';
 import type { CheckResultT, ListResults } from './schema.js';
 import { DAY_MS } from './rollup-store.js';
@@ -38,9 +39,9 @@ export function resultWindow(clock: Clock, plan: EffectivePlan, query: { from?: 
   options: { defaultSpanMs?: number; endAtNow?: boolean } = {}): ResultWindow {
   const now = clock.now().getTime();
   const oldest = oldestReadable(clock, plan);
-  const asked = query.to ? Date.parse(query.to) : now;
+  const asked = query.to ? instantOf(query.to, 'to').getTime() : now;
   const to = Math.max(options.endAtNow ? Math.min(asked, now) : asked, oldest);
-  const fromAsked = query.from ? Date.parse(query.from) : options.defaultSpanMs === undefined ? oldest : to - options.defaultSpanMs;
+  const fromAsked = query.from ? instantOf(query.from, 'from').getTime() : options.defaultSpanMs === undefined ? oldest : to - options.defaultSpanMs;
   if (fromAsked > asked) throw new AppError(400, 'VALIDATION_FAILED', 'from: must not be after to', { field: 'from' });
   const from = Math.min(Math.max(fromAsked, oldest), to);
   return { from: new Date(from), to: new Date(to), ...(query.region !== undefined && { region: query.region }) };

@@ -68,6 +68,14 @@ describe('response headers, 404s and health', () => {
     assert.equal(res.headers['content-type'], JSON_TYPE);
   });
 
+  it('takes the Cache-Control of the route matched, however its path was written', async () => {
+    for (const url of ['/api/v1/dashboard/%73ummary', 'http://example.test/api/v1/dashboard/summary']) {
+      const res = await t.inject({ method: 'GET', url, headers: bearer(token) });
+      assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
+      assert.equal(res.headers['cache-control'], 'private, max-age=5', url);
+    }
+  });
+
   it('answers every request with its request id, echoing one the client sent', async () => {
     const minted = await t.inject({ method: 'GET', url: '/api/v1/regions', headers: bearer(token) });
     assert.match(String(minted.headers['x-request-id']), /^[0-9a-f-]{36}$/);

@@ -171,12 +171,20 @@ describe('operator overrides', () => {
     assert.equal(created.statusCode, 201, created.body);
   });
 
-  it('refuses a past expires_at and an unknown account', async () => {
+  it('refuses a past or unstorable expires_at and an unknown account, and reads a leap second as the next', async () => {
     const tenant = await createTenantWithToken(t, { plan: 'free' });
     const past = await put(tenant, { caps: { max_targets: 100 }, reason: 'x', expires_at: new Date(t.clock.now().getTime() - 60_000).toISOString() });
     assert.equal(past.statusCode, 400);
     assert.equal((past.json() as ErrorBody).error.field, 'expires_at');
     assert.equal((await usage(tenant)).quotas.max_targets!.limit, 20);
+    // Past any storable year: refused, not a store error.
+    const far = await put(tenant, { caps: { max_targets: 100 }, reason: 'x', expires_at: '9999-12-31T23:59:59-14:00' });
+    assert.equal(far.statusCode, 400, far.body);
+    assert.equal((far.json() as ErrorBody).error.field, 'expires_at');
+    // A leap second is the next second.
+    const leap = await put(tenant, { caps: { max_targets: 100 }, reason: 'x', expires_at: '2099-06-30T23:59:60Z' });
+    assert.equal(leap.statusCode, 200, leap.body);
+    assert.equal(Date.parse(leap.json().overrides.expires_at), Date.UTC(2099, 6, 1));
     const missing = await t.operator('PUT', `/operator/accounts/${UNKNOWN_ACCOUNT}/overrides`, { caps: { max_targets: 1 }, reason: 'x' });
     assert.equal(missing.statusCode, 404);
     assert.equal((await t.operator('DELETE', `/operator/accounts/${UNKNOWN_ACCOUNT}/overrides`)).statusCode, 404);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createConnection, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
@@ -8,6 +9,8 @@ import { bearer, createTenant, createTenantWithToken, createToken, startTestApp,
 const MINUTE = 60_000;
 const REGIONS = '/api/v1/regions';
 const PROBE = '/api/v1/rate-probe';
+
+const UNKNOWN_ID = '0190b7c8-0000-7000-8000-000000000001';
 
 interface QuotaEventRow { event: string; quota: string; account_id: string; user_id: string; details: Record<string, unknown>; ip_hash: string | null }
 
@@ -22,6 +25,7 @@ describe('rate budgets over HTTP', () => {
         handler: async () => ({ ok: true }),
       }),
     });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
   });
   after(async () => { await t.close(); });
   // Each test starts a second into a fresh minute, so no window ends halfway through it.
@@ -42,6 +46,26 @@ describe('rate budgets over HTTP', () => {
     const out: number[] = [];
     for (let i = 0; i < n; i++) out.push((await send()).statusCode);
     return out;
+  }
+
+  /** One request with the request line as written (inject normalises the target), over a real socket. */
+  function sendRaw(requestTarget: string, method: string, token: string, body?: string): Promise<{ status: number; headers: Record<string, string>; body: string }> {
+    const { port } = t.app.server.address() as AddressInfo;
+    return new Promise((ok, fail) => {
+      const socket = createConnection({ host: '127.0.0.1', port });
+      let data = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => { data += chunk; });
+      socket.on('error', fail);
+      socket.on('close', () => {
+        const [head = '', rest = ''] = data.split('\r\n\r\n', 2);
+        const [statusLine = '', ...lines] = head.split('\r\n');
+        const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+        ok({ status: Number(statusLine.split(' ')[1]), headers, body: rest });
+      });
+      const bodyHeaders = body === undefined ? '' : `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`;
+      socket.write(`${method} ${requestTarget} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n${bodyHeaders}Connection: close\r\n\r\n${body ?? ''}`);
+    });
   }
 
   async function quotaEvents(accountId: string): Promise<QuotaEventRow[]> {
@@ -109,6 +133,49 @@ describe('rate budgets over HTTP', () => {
     assert.deepEqual(await statuses(3, () => post(tenant.token)), [200, 200, 429]);
     const events = await quotaEvents(tenant.accountId);
     assert.deepEqual(events.map((e) => e.quota), ['api_reads_per_minute', 'api_writes_per_minute']);
+  });
+
+  it('bulk, test and check-now budgets are charged by path, each apart from the write budget', async () => {
+    const tenant = await createTenantWithToken(t);
+    await limitAccount(tenant.accountId, { bulk_ops_per_minute: 2, test_now_per_minute: 1, check_now_per_minute: 1, api_writes_per_minute: 1 });
+    const send = (url: string, payload: object) => t.inject({ method: 'POST', url, headers: bearer(tenant.token), payload });
+    // Charged as the request arrives, whatever the answer (400, 404) turns out to be.
+    assert.notEqual((await send('/api/v1/targets/bulk', { targets: [] })).statusCode, 429);
+    assert.notEqual((await send('/api/v1/targets/bulk-action', { action: 'enable', ids: [] })).statusCode, 429);
+    const dup = await send(`/api/v1/targets/${UNKNOWN_ID}/duplicate`, { copies: [{ name: 'x' }] });
+    assert.equal(dup.statusCode, 429, 'bulk, bulk-action and duplicate share one budget');
+    assert.equal((dup.json() as { error: { code: string } }).error.code, 'RATE_LIMITED');
+    assert.ok(Number(dup.headers['retry-after']) >= 1);
+    assert.deepEqual([(await send('/api/v1/targets/test', {})).statusCode, (await send('/api/v1/targets/test', {})).statusCode], [400, 429]);
+    const checkNow = `/api/v1/targets/${UNKNOWN_ID}/check-now`;
+    assert.deepEqual([(await send(checkNow, {})).statusCode, (await send(checkNow, {})).statusCode], [404, 429]);
+    // None of them spent the write budget.
+    assert.equal((await send('/api/v1/variables', { key: 'first', value: 'v' })).statusCode, 201);
+    assert.equal((await send('/api/v1/variables', { key: 'second', value: 'v' })).statusCode, 429);
+    const events = await quotaEvents(tenant.accountId);
+    assert.deepEqual(events.map((e) => [e.event, e.quota, e.details.route]), [
+      ['rate_limited', 'bulk_ops_per_minute', '/api/v1/targets/:id/duplicate'],
+      ['rate_limited', 'test_now_per_minute', '/api/v1/targets/test'],
+      ['rate_limited', 'check_now_per_minute', '/api/v1/targets/:id/check-now'],
+      ['rate_limited', 'api_writes_per_minute', '/api/v1/variables'],
+    ]);
+  });
+
+  it('an absolute-form request target or a fragment does not escape the budget of the route it reaches', async () => {
+    const tenant = await createTenantWithToken(t);
+    await limitAccount(tenant.accountId, { api_reads_per_minute: 2, test_now_per_minute: 1, api_writes_per_minute: 100 });
+    assert.equal((await sendRaw(REGIONS, 'GET', tenant.token)).status, 200);
+    assert.equal((await sendRaw(`http://127.0.0.1${REGIONS}`, 'GET', tenant.token)).status, 200);
+    const refused = await sendRaw(`http://127.0.0.1${REGIONS}`, 'GET', tenant.token);
+    assert.equal(refused.status, 429, refused.body);
+    assert.equal((JSON.parse(refused.body) as { error: { code: string } }).error.code, 'RATE_LIMITED');
+    assert.ok(Number(refused.headers['retry-after']) >= 1);
+    assert.equal((await sendRaw(`${REGIONS}#top`, 'GET', tenant.token)).status, 429);
+    // The test budget: a fragment after /test is still the test endpoint.
+    assert.equal((await sendRaw('/api/v1/targets/test#x', 'POST', tenant.token, '{}')).status, 400);
+    assert.equal((await sendRaw('http://127.0.0.1/api/v1/targets/test', 'POST', tenant.token, '{}')).status, 429);
+    const events = await quotaEvents(tenant.accountId);
+    assert.deepEqual(events.map((e) => e.quota), ['api_reads_per_minute', 'api_reads_per_minute', 'test_now_per_minute']);
   });
 
   it('unauthenticated requests are not limited and spend no budget', async () => {

@@ -78,6 +78,19 @@ describe('rateCategoryOf: the rate-budget table', () => {
     // An escaped slash stays inside its segment, as the router keeps it.
     assert.equal(rateCategoryOf('PATCH', '/api/v1/targets/a%2Ftest'), 'api_writes_per_minute');
   });
+
+  it('reads the path the router routes: a fragment is cut off, an absolute-form target gives its path', () => {
+    assert.equal(rateCategoryOf('POST', '/api/v1/targets/test#x'), 'test_now_per_minute');
+    assert.equal(rateCategoryOf('POST', '/api/v1/targets/abc/check-now#x?y'), 'check_now_per_minute');
+    assert.equal(rateCategoryOf('POST', '/api/v1/targets/abc/duplicate#/x'), 'bulk_ops_per_minute');
+    assert.equal(rateCategoryOf('GET', 'http://127.0.0.1/api/v1/regions'), 'api_reads_per_minute');
+    assert.equal(rateCategoryOf('POST', 'HTTPS://api.example.com:8443/api/v1/targets/test?x=1'), 'test_now_per_minute');
+    assert.equal(rateCategoryOf('POST', 'http://h/api/v1/targets/%62ulk'), 'bulk_ops_per_minute');
+    // An escaped `#` or `?` is part of a segment (the router splits before decoding).
+    assert.equal(rateCategoryOf('POST', '/api/v1/targets/a%23/check-now'), 'check_now_per_minute');
+    assert.equal(rateCategoryOf('GET', 'http://h'), null);
+    assert.equal(rateCategoryOf('GET', 'http://h/health'), null);
+  });
 });
 
 describe('RateLimiter on one node', () => {

@@ -146,6 +146,19 @@ describe('uptime and latency', () => {
     assert.ok(Date.parse(old.from) >= now - 31 * DAY, old.from);
   });
 
+  it('reads a leap second as the next second, and refuses years it cannot store, in every history read', async () => {
+    const id = await monitor();
+    const year = new Date().getUTCFullYear() - 1;
+    for (const path of ['results', 'uptime', 'latency', 'latency/by-region', 'incidents']) {
+      const leap = await api('GET', `/api/v1/targets/${id}/${path}?from=${year}-12-31T23:59:60Z`);
+      assert.equal(leap.statusCode, 200, `${path}: ${leap.body}`);
+      expectError(await api('GET', `/api/v1/targets/${id}/${path}?from=0000-01-01T00:00:00Z`), 400, 'VALIDATION_FAILED', 'from');
+      expectError(await api('GET', `/api/v1/targets/${id}/${path}?to=9999-12-31T23:59:59-14:00`), 400, 'VALIDATION_FAILED', 'to');
+    }
+    const uptime = (await api('GET', `/api/v1/targets/${id}/uptime?from=${year}-12-31T23:59:60Z`)).json();
+    assert.equal(Date.parse(uptime.from), Date.UTC(year + 1, 0, 1));
+  });
+
   it('answers a range wholly older than retention_days as empty, and widens no bucket past it', async () => {
     const free = await createTenantWithToken(t, { plan: 'free' });
     const freeApi = client(t, free.token);

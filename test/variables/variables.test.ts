@@ -131,6 +131,10 @@ describe('variables API: rules', () => {
       assert.deepEqual(res.json().error.allowed, ['value']);
     }
     assert.equal((await call('PATCH', `/api/v1/variables/${v.id}`, {})).json().error.field, 'value');
+    // null is not a value: the rotation is refused, not a clear.
+    const nulled = await call('PATCH', `/api/v1/variables/${v.id}`, { value: null });
+    assert.equal(nulled.statusCode, 400);
+    assert.equal(nulled.json().error.field, 'value');
     const res = await call('PATCH', `/api/v1/variables/${v.id}`, { value: 'second' });
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['cache-control'], 'no-store');
@@ -185,6 +189,24 @@ describe('variables API: rules', () => {
     } finally {
       unregister();
     }
+    assert.equal((await call('GET', `/api/v1/variables/${v.id}`)).json().used_by, 0);
+    assert.equal((await call('DELETE', `/api/v1/variables/${v.id}`)).statusCode, 204);
+  });
+
+  it('references are case-sensitive, and real monitors count in used_by until they drop the reference', async () => {
+    const v = await create({ key: 'case_key', is_secret: true, value: 'CASE-SECRET' });
+    const target = (headers: Json) => call('POST', '/api/v1/targets', { name: 'ref', check: { type: 'http', url: 'https://93.184.216.34/', headers } });
+    const upper = await target({ Authorization: 'Bearer {{CASE_KEY}}' });
+    assert.equal(upper.statusCode, 422, upper.body);
+    assert.deepEqual(upper.json().error.code, 'UNRESOLVED_VARIABLE');
+    assert.equal(upper.json().error.field, 'check.headers.Authorization');
+    const ok = await target({ Authorization: 'Bearer {{ case_key }}' });
+    assert.equal(ok.statusCode, 201, ok.body);
+    assert.ok(!ok.body.includes('CASE-SECRET'));
+    assert.equal((await call('GET', `/api/v1/variables/${v.id}`)).json().used_by, 1);
+    assert.equal((await call('DELETE', `/api/v1/variables/${v.id}`)).json().error.code, 'VARIABLE_IN_USE');
+    assert.equal((await call('PATCH', `/api/v1/variables/${v.id}`, { value: 'CASE-SECRET-2' })).json().used_by, 1, 'rotation keeps the references');
+    assert.equal((await call('DELETE', `/api/v1/targets/${ok.json().id}`)).statusCode, 204);
     assert.equal((await call('GET', `/api/v1/variables/${v.id}`)).json().used_by, 0);
     assert.equal((await call('DELETE', `/api/v1/variables/${v.id}`)).statusCode, 204);
   });
