@@ -4,7 +4,7 @@
 // stored check with its stored credentials and writes the result like a scheduled one.
 import type { Db } from '../db/db.js';
 import type { EffectivePlan } from '../plans/service.js';
-import { resolveSpec, runProbe, type ProbeContext, type ProbeResult } from '../probes/index.js';
+import { runnableSpec, runProbe, type ProbeContext, type ProbeResult, type RunnableSpec } from '../probes/index.js';
 import { roundTimings, staleAfterMsOf, toCheckResult, type CheckResultT, type ResultWriter } from '../results/index.js';
 import { effectiveIntervalSecs } from '../scheduler/slots.js';
 import type { Clock, OrgRef } from '../shared/context.js';
@@ -65,6 +65,9 @@ async function variableValues(ctx: ChecksCtx, refs: readonly string[]): Promise<
   return refs.length ? (await resolveVariableValues(ctx.db, ctx.sealer, ctx.org.id)).values : new Map();
 }
 
+const run = async (ctx: ChecksCtx, runnable: RunnableSpec): Promise<ProbeResult> =>
+  ('spec' in runnable ? runProbe(runnable.spec, ctx.probe) : runnable.unrunnable);
+
 const common = (result: ProbeResult, checkedAt: Date): TestResultT => ({
   ...result.fields,
   region: LOCAL_REGION, checked_at: checkedAt.toISOString(), status: result.status,
@@ -81,7 +84,7 @@ export async function testCheck(ctx: ChecksCtx, spec: CheckSpecT): Promise<TestR
     await checkVariables(ctx.db, ctx.org.id, prepared.texts);
     const checkedAt = ctx.clock.now();
     const values = await variableValues(ctx, prepared.variableRefs);
-    return common(await runProbe(resolveSpec(spec, values), ctx.probe), checkedAt);
+    return common(await run(ctx, runnableSpec(spec, prepared.variableRefs, values)), checkedAt);
   } catch (err) {
     throw atBodyRoot(err);
   }
@@ -93,9 +96,7 @@ export async function checkNow(ctx: ChecksCtx, targetId: string): Promise<CheckR
   refuseHeld(row);
   const spec = openCredentials(row.check_spec, ctx.sealer);
   const checkedAt = ctx.clock.now();
-  const result: ProbeResult = spec
-    ? await runProbe(resolveSpec(spec, await variableValues(ctx, row.variable_refs)), ctx.probe)
-    : { status: 'error', duration_ms: 0, error: 'a stored credential was sealed under a key that is no longer configured' };
+  const result = await run(ctx, runnableSpec(spec, row.variable_refs, await variableValues(ctx, row.variable_refs)));
   const record = { ...result, duration_ms: Math.max(0, Math.round(result.duration_ms)), id: newId(), targetId, orgId: ctx.org.id, region: LOCAL_REGION, checkedAt, staleAfterMs: staleAfterMsFor(row, ctx.plan) };
   await ctx.db.transaction((tx) => ctx.results.writeNow(tx, record));
   return toCheckResult({

@@ -11,7 +11,7 @@ import { tlsCertProbe } from './tls-cert.js';
 import type { Probe, ProbeContext, ProbeResult } from './types.js';
 
 export type { ProbeContext, ProbeResult } from './types.js';
-export { resolveSpec } from './resolve-spec.js';
+export { runnableSpec, type RunnableSpec } from './resolve-spec.js';
 
 type SpecOf<K extends CheckKind> = Extract<CheckSpecT, { type: K }>;
 type Registry = { [K in CheckKind]?: Probe<SpecOf<K>> };

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Db } from '../db/db.js';
 import type { PlanService } from '../plans/service.js';
-import { resolveSpec } from '../probes/resolve-spec.js';
+import { runnableSpec } from '../probes/resolve-spec.js';
 import type { ProbeResult } from '../probes/types.js';
 import type { RegionCatalog } from '../regions/catalog.js';
 import { staleAfterMsOf, type ResultSink } from '../results/types.js';
@@ -53,6 +53,7 @@ interface Job { monitor: Monitor; shard: number; gen: number; phase: number; due
 
 /** Rows changed within this window before the last poll are read again: a commit can land late. */
 const POLL_OVERLAP_MS = 5_000;
+const NO_VALUES: ReadonlyMap<string, string> = new Map();
 /** The timer never sleeps longer than this, so a newly added earlier job is never late by more. */
 const MAX_SLEEP_MS = 1_000;
 
@@ -243,12 +244,9 @@ export class Scheduler {
   private async runCheck(monitor: Monitor, startedMs: number): Promise<void> {
     let result: ProbeResult;
     try {
-      if (!monitor.spec) {
-        result = { status: 'error', duration_ms: 0, error: 'a stored credential was sealed under a key that is no longer configured' };
-      } else {
-        const spec = monitor.variableRefs.length ? resolveSpec(monitor.spec, await this.o.variables(monitor.orgId)) : monitor.spec;
-        result = await this.o.execute(monitor, spec, this.abort.signal);
-      }
+      const values = monitor.spec && monitor.variableRefs.length ? await this.o.variables(monitor.orgId) : NO_VALUES;
+      const runnable = runnableSpec(monitor.spec, monitor.variableRefs, values);
+      result = 'spec' in runnable ? await this.o.execute(monitor, runnable.spec, this.abort.signal) : runnable.unrunnable;
     } catch (err) {
       // A probe reports target failures as results; a throw is our bug, recorded rather than lost.
       this.o.log.error({ err, targetId: monitor.id }, 'probe threw');

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import { createTenantWithToken, createToken, startTestApp, type Tenant, type TestApp } from '../helpers/app.js';
+import { sealerFor } from '../../src/shared/seal.js';
 import { client, expectError, overrideCaps, type Api, type Json } from '../targets/helpers.js';
 
 describe('test, check-now and results', () => {
@@ -78,6 +79,21 @@ describe('test, check-now and results', () => {
     assert.equal(res.statusCode, 200, res.body);
     assert.equal((res.json() as Json).status, 'up');
     assert.deepEqual([seen.at(-1)!.url, seen.at(-1)!.headers['x-token']], ['/from-variable', 's3cret']);
+  });
+
+  it('a referenced secret that cannot be opened makes the check an error naming it; {{key}} is never sent', async () => {
+    const variable = await api('POST', '/api/v1/variables', { key: 'lost_token', value: 'S3CRET', is_secret: true });
+    assert.equal(variable.statusCode, 201, variable.body);
+    const id = await createHttp({ url: `${base}/lost`, headers: { authorization: 'Bearer {{lost_token}}' } });
+    // As if the key it was sealed under were no longer configured.
+    await t.services.db.query('UPDATE variables SET sealed_value = $2 WHERE id = $1', [variable.json().id, sealerFor(randomBytes(32)).seal('S3CRET')]);
+    const sent = seen.length;
+    const res = await api('POST', `/api/v1/targets/${id}/check-now`);
+    assert.equal(res.statusCode, 200, res.body);
+    const result = res.json() as Json;
+    assert.equal(result.status, 'error');
+    assert.match(result.error as string, /\{\{lost_token\}\} cannot be read/);
+    assert.equal(seen.length, sent, 'no request went out');
   });
 
   it('test and check-now need targets:execute', async () => {
