@@ -91,7 +91,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       observe({ id: request.id, method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: reply.elapsedTime });
     });
   }
-  installErrorHandling(app);
+  installErrorHandling(app, (event) => services.quotaEvents.push(event));
   installConventions(app);
   installAuth(app, services);
   await installOpenApi(app, VERSION);

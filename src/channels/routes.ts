@@ -17,8 +17,7 @@ const BASE = '/api/v1/notification-channels';
 
 export function registerChannelRoutes(app: FastifyInstance, services: Services): void {
   const ctx = (request: FastifyRequest): ChannelsCtx => {
-    const { actor, org, userId, plan } = request.auth!;
-    const accountId = org!.accountId;
+    const { actor, org, plan } = request.auth!;
     return {
       db: services.db, actor, org: org!, plan: plan!, plans: services.plans, sealer: services.sealer, guard: services.guard,
       writeSource: writeSourceOf(request),
@@ -26,7 +25,6 @@ export function registerChannelRoutes(app: FastifyInstance, services: Services):
         mailer: services.mailer, publicBaseUrl: cfg.str(services.config, 'auth.public_base_url'), clock: services.clock,
         onError: (err) => services.log.warn({ err }, 'verification mail failed; resend-verification tries again'),
       },
-      onQuotaExceeded: (quota, details) => services.quotaEvents.push({ event: 'quota_exceeded', quota, accountId, userId, ip: request.ip, details }),
     };
   };
 

@@ -29,8 +29,6 @@ export interface ChannelsCtx {
   guard: NetworkGuard;
   writeSource: WriteSource;
   verification: VerificationMailer;
-  /** Records a `quota_exceeded` event for the caller. */
-  onQuotaExceeded: (quota: string, details: Record<string, unknown>) => void;
 }
 
 /** The one mapping from a row to the API object; secrets read back as `***`. */
@@ -79,7 +77,6 @@ async function insertWithinQuota(ctx: ChannelsCtx, tx: Executor, values: Channel
   const limit = (await ctx.plans.load(tx, ctx.org.accountId)).caps.max_notification_channels;
   const row = await insertChannel(tx, { id: newId(), orgId: ctx.org.id, accountId: ctx.org.accountId, limit, ...values });
   if (!row) {
-    ctx.onQuotaExceeded('max_notification_channels', { limit });
     throw quotaExceeded('max_notification_channels', limit);
   }
   return row;

@@ -63,7 +63,8 @@ export function checkResend(row: ChannelRow, now: Date): void {
   const since = row.verification_sent_at ? now.getTime() - row.verification_sent_at.getTime() : Infinity;
   if (since < RESEND_INTERVAL_MS) {
     const retryAfter = Math.ceil((RESEND_INTERVAL_MS - since) / 1000);
-    throw new AppError(429, 'RATE_LIMITED', `one verification mail a minute; try again in ${retryAfter} s`, { retryAfter });
+    throw new AppError(429, 'RATE_LIMITED', `one verification mail a minute; try again in ${retryAfter} s`,
+      { retryAfter, rejection: { event: 'rate_limited', quota: 'verification_mail', details: { channel_id: row.id } } });
   }
 }
 

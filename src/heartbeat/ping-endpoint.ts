@@ -7,13 +7,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { errorBody } from '../http/error-handler.js';
 import { AppError } from '../shared/errors.js';
+import type { QuotaEvent } from '../plans/quota-events.js';
 import type { PingIngest } from './ingest.js';
 import { readOutput } from './output.js';
 import { pingTokenHash } from './ping-tokens.js';
 import type { PingRateLimiter } from './rate-limit.js';
 import { signalOfExitCode, type PingSignal } from './verdict.js';
 
-export interface PingEndpointDeps { pings: PingIngest; pingLimiter: PingRateLimiter; log: Logger }
+export interface PingEndpointDeps { pings: PingIngest; pingLimiter: PingRateLimiter; log: Logger; quotaEvents: { push(event: QuotaEvent): void } }
 
 /** A well-formed ping token: 32 random bytes in base64url. Anything else cannot match one. */
 const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/;
@@ -61,7 +62,11 @@ export async function answerPing(deps: PingEndpointDeps, req: IncomingMessage, r
     if (!path || !signal || !TOKEN_RE.test(path.token)) throw noSuchPingUrl();
     const tokenHash = pingTokenHash(path.token);
     const waitSecs = deps.pingLimiter.take(tokenHash);
-    if (waitSecs) throw new AppError(429, 'RATE_LIMITED', 'this ping URL takes 1 ping per second (burst 10)', { retryAfter: waitSecs });
+    if (waitSecs) {
+      // Recorded like every rate-limit refusal; before the token is looked up, so with no account.
+      deps.quotaEvents.push({ event: 'rate_limited', quota: 'ping', ip: req.socket.remoteAddress, details: { route: '/ping/:token', method: req.method } });
+      throw new AppError(429, 'RATE_LIMITED', 'this ping URL takes 1 ping per second (burst 10)', { retryAfter: waitSecs });
+    }
     const body = req.method === 'POST' ? readOutput(req) : null;
     const outcome = await deps.pings.ping(tokenHash, signal.signal, signal.exitCode);
     if (!outcome) throw noSuchPingUrl();

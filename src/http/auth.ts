@@ -114,9 +114,8 @@ function chargeRateBudget(request: FastifyRequest, services: Services, accountId
   const limit = budgetOf(caps, category);
   const verdict = services.rateLimiter.take([{ kind: 'account', id: accountId }, { kind: 'user', id: userId }], category, limit);
   if (verdict.allowed) return;
-  services.quotaEvents.push({
-    event: 'rate_limited', quota: category, accountId, userId, ip: request.ip,
-    details: { tier: verdict.subject.kind, limit, method: request.method, route: request.routeOptions.url },
+  throw new AppError(429, 'RATE_LIMITED', `rate budget ${category} (${limit}/min) used up for this ${verdict.subject.kind}`, {
+    retryAfter: verdict.retryAfterSecs,
+    rejection: { event: 'rate_limited', quota: category, details: { tier: verdict.subject.kind, limit }, accountId, userId },
   });
-  throw new AppError(429, 'RATE_LIMITED', `rate budget ${category} (${limit}/min) used up for this ${verdict.subject.kind}`, { retryAfter: verdict.retryAfterSecs });
 }

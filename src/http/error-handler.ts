@@ -3,6 +3,7 @@
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode } from '../shared/errors.js';
+import type { QuotaEvent } from '../plans/quota-events.js';
 import { cacheControlFor } from './conventions.js';
 
 export interface ErrorBody {
@@ -98,10 +99,28 @@ export function onClientError(err: Error & { code?: string }, socket: Duplex): v
   socket.destroy(err);
 }
 
-export function installErrorHandling(app: FastifyInstance): void {
+/** Appends a refusal to `quota_events` (service-api.md, Events 6) without holding up the answer. */
+export type RecordRejection = (event: QuotaEvent) => void;
+
+/** Every quota or rate-limit refusal an answer carries, recorded here once, whichever code raised it. */
+function recordRejection(record: RecordRejection, request: FastifyRequest, err: AppError): void {
+  const rejection = err.extra.rejection;
+  if (!rejection) return;
+  const { event, quota, details, accountId, userId } = rejection;
+  record({
+    event, quota, ip: request.ip,
+    accountId: accountId ?? request.auth?.org?.accountId, userId: userId ?? request.auth?.userId,
+    details: { ...details, method: request.method, route: request.routeOptions.url ?? null },
+  });
+}
+
+export function installErrorHandling(app: FastifyInstance, record: RecordRejection): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const known = err instanceof AppError ? err : fromFastify(err);
-    if (known) return sendError(reply, known);
+    if (known) {
+      recordRejection(record, request, known);
+      return sendError(reply, known);
+    }
     request.log.error({ err }, 'unhandled error');
     return sendError(reply, new AppError(500, 'INTERNAL', 'internal error'));
   });

@@ -14,10 +14,8 @@ const BASE = '/api/v1/maintenance';
 export function registerMaintenanceRoutes(app: FastifyInstance, services: Services): void {
   const ctx = (request: FastifyRequest): MaintenanceCtx => {
     const { actor, org, userId } = request.auth!;
-    const accountId = org!.accountId;
     return {
       db: services.db, clock: services.clock, actor, org: org!, userId, plans: services.plans, writeSource: writeSourceOf(request),
-      onQuotaExceeded: (quota, details) => services.quotaEvents.push({ event: 'quota_exceeded', quota, accountId, userId, ip: request.ip, details }),
     };
   };
 

@@ -31,8 +31,6 @@ export interface MaintenanceCtx {
   userId: string;
   plans: PlanService;
   writeSource: WriteSource;
-  /** Records a `quota_exceeded` event for the caller. */
-  onQuotaExceeded: (quota: string, details: Record<string, unknown>) => void;
 }
 
 export function statusOf(row: Pick<WindowRow, 'starts_at' | 'ends_at' | 'deleted_at'>, now: Date): MaintenanceStatus {
@@ -102,7 +100,6 @@ export async function createWindow(ctx: MaintenanceCtx, input: CreateMaintenance
     const limit = (await ctx.plans.load(tx, ctx.org.accountId)).caps.max_maintenance_windows;
     const row = await insertWindow(tx, { id: newId(), orgId: ctx.org.id, accountId: ctx.org.accountId, limit, now, ...values });
     if (!row) {
-      ctx.onQuotaExceeded('max_maintenance_windows', { limit });
       throw quotaExceeded('max_maintenance_windows', limit);
     }
     await replaceComponents(tx, row.id, components);

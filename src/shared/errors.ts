@@ -31,6 +31,17 @@ export interface AppErrorExtra {
   allowed?: string[];
   /** Seconds, sent as `Retry-After`. */
   retryAfter?: number;
+  /** A quota or rate-limit refusal: what the HTTP layer appends to `quota_events` (never in the body). */
+  rejection?: Rejection;
+}
+
+/** A refusal as `quota_events` records it (service-api.md, Events 6); the caller's ids when the request has none yet. */
+export interface Rejection {
+  event: 'quota_exceeded' | 'rate_limited';
+  quota: string;
+  details: Record<string, unknown>;
+  accountId?: string;
+  userId?: string;
 }
 
 export class AppError extends Error {
@@ -47,8 +58,9 @@ export class AppError extends Error {
 
 export const notFound = (what = 'resource'): AppError => new AppError(404, 'NOT_FOUND', `${what} not found`);
 
-export const quotaExceeded = (quota: string, limit: number | null): AppError =>
-  new AppError(422, 'QUOTA_EXCEEDED', `plan limit reached: ${quota} is ${limit ?? 'unlimited'}`, { quota });
+export const quotaExceeded = (quota: string, limit: number | null, details: Record<string, unknown> = {}): AppError =>
+  new AppError(422, 'QUOTA_EXCEEDED', `plan limit reached: ${quota} is ${limit ?? 'unlimited'}`,
+    { quota, rejection: { event: 'quota_exceeded', quota, details: { limit, ...details } } });
 
 /**
  * The same error placed under `prefix` (an item of a batch: `targets[3]`, `copies[1]`): its field

@@ -89,16 +89,15 @@ export async function insertItemsWithinQuota(
   const flows = items.filter((item) => item.values.kind === 'flow').length;
   const flowCap = plan.caps.max_flow_checks;
   if (flows && flowCap !== null && (await countAccountTargets(tx, ctx.org.accountId, 'flow')) + flows > flowCap) {
-    ctx.onQuotaExceeded('max_flow_checks', { limit: flowCap, requested: flows });
+    const refused = quotaExceeded('max_flow_checks', flowCap, { requested: flows });
     if (options.flowOverflow === 'invalid_flow_params') {
-      throw new AppError(400, 'INVALID_FLOW_PARAMS', `copies: the plan allows ${flowCap} flow checks (max_flow_checks)`, { field: 'copies' });
+      throw new AppError(400, 'INVALID_FLOW_PARAMS', `copies: the plan allows ${flowCap} flow checks (max_flow_checks)`, { field: 'copies', rejection: refused.extra.rejection! });
     }
-    throw quotaExceeded('max_flow_checks', flowCap);
+    throw refused;
   }
   const cap = plan.caps.max_targets;
   if (cap !== null && (await countAccountTargets(tx, ctx.org.accountId)) + items.length > cap) {
-    ctx.onQuotaExceeded('max_targets', { limit: cap, requested: items.length });
-    throw quotaExceeded('max_targets', cap);
+    throw quotaExceeded('max_targets', cap, { requested: items.length });
   }
   const ids = items.map(() => newId());
   const order = new Map(ids.map((id, i) => [id, i]));

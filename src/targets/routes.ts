@@ -28,7 +28,6 @@ export function targetsCtx(services: Services, request: FastifyRequest): Targets
       // Once per request: a bulk create of 10,000 templated URLs reads the variables once.
       variables: () => (variables ??= snapshotVariables(services.db, org!.id)),
     },
-    onQuotaExceeded: (quota, details) => services.quotaEvents.push({ event: 'quota_exceeded', quota, accountId, userId, ip: request.ip, details }),
   };
 }
 

@@ -44,8 +44,6 @@ export interface TargetsCtx {
   clock: Clock;
   /** Results a monitor change writes at once (a heartbeat resumed after being down). */
   results: ResultWriter;
-  /** Records a `quota_exceeded` event for the caller. */
-  onQuotaExceeded: (quota: string, details: Record<string, unknown>) => void;
 }
 
 /** The one mapping from a row to the API object; credentials read back as `***`. */
@@ -125,12 +123,10 @@ async function insertWithinQuota(ctx: TargetsCtx, tx: Executor, values: TargetVa
   const plan = await ctx.plans.load(tx, ctx.org.accountId);
   const flowCap = plan.caps.max_flow_checks;
   if (values.kind === 'flow' && flowCap !== null && (await countAccountTargets(tx, ctx.org.accountId, 'flow')) >= flowCap) {
-    ctx.onQuotaExceeded('max_flow_checks', { limit: flowCap });
     throw quotaExceeded('max_flow_checks', flowCap);
   }
   const row = await insertTarget(tx, { id: newId(), orgId: ctx.org.id, accountId: ctx.org.accountId, limit: plan.caps.max_targets, ...values });
   if (!row) {
-    ctx.onQuotaExceeded('max_targets', { limit: plan.caps.max_targets });
     throw quotaExceeded('max_targets', plan.caps.max_targets);
   }
   return row;

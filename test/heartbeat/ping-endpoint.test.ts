@@ -64,5 +64,9 @@ describe('heartbeat ping endpoint on the socket', () => {
     assert.equal(limited.headers.get('x-request-id'), 'probe-11');
     assert.ok(Number(limited.headers.get('retry-after')) >= 1);
     assert.equal((await limited.json()).error.code, 'RATE_LIMITED');
+    // Recorded like every rate-limit refusal (service-api.md, Events 6).
+    await t.services.quotaEvents.flush();
+    const [events] = await t.services.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM quota_events WHERE event = 'rate_limited' AND quota = 'ping'`);
+    assert.ok(events!.n >= 2, `${events!.n} ping refusals recorded`);
   });
 });

@@ -138,6 +138,10 @@ describe('email channels', () => {
     assert.equal(moved.verified, false);
     const superseded = await mailTo('b@example.com');
     expectError(await api('POST', `/api/v1/notification-channels/${channel.id}/resend-verification`), 429, 'RATE_LIMITED');
+    await t.services.quotaEvents.flush();
+    const [refusal] = await t.services.db.query<{ details: { channel_id: string } }>(
+      `SELECT details FROM quota_events WHERE event = 'rate_limited' AND quota = 'verification_mail'`);
+    assert.equal(refusal?.details.channel_id, channel.id, 'the refused resend is recorded');
     t.clock.advance(61_000);
     assert.equal((await api('POST', `/api/v1/notification-channels/${channel.id}/resend-verification`)).statusCode, 204);
     const again = await mailTo('b@example.com');

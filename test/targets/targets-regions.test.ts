@@ -52,6 +52,21 @@ describe('targets: regions', () => {
     assert.deepEqual((await own('GET', `/api/v1/targets/${id}`)).json().regions, ['us', 'eu', 'local'], 'the stored set is kept');
   });
 
+  it('more regions than max_regions is 422 QUOTA_EXCEEDED, recorded in quota_events', async () => {
+    const tenant = await createTenantWithToken(t, { plan: 'team' });
+    await overrideCaps(t, tenant.accountId, { max_regions: 1 });
+    const res = await client(t, tenant.token)('POST', '/api/v1/targets', httpTarget({ regions: ['us', 'eu'] }));
+    expectError(res, 422, 'QUOTA_EXCEEDED');
+    assert.equal(res.json().error.quota, 'max_regions');
+    await t.services.quotaEvents.flush();
+    const rows = await t.services.db.query<{ user_id: string; details: Json }>(
+      `SELECT user_id, details FROM quota_events WHERE event = 'quota_exceeded' AND quota = 'max_regions' AND account_id = $1`, [tenant.accountId]);
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0]!.user_id, tenant.userId);
+    assert.equal(rows[0]!.details.limit, 1);
+    assert.equal(rows[0]!.details.route, '/api/v1/targets');
+  });
+
   it('a flow keeps only flow-capable regions, by default and when named', async () => {
     const byDefault = (await api('POST', '/api/v1/targets', flowTarget())).json() as Json;
     assert.deepEqual(byDefault.regions, ['local'], 'the flow-capable ones among the default set');
