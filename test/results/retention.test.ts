@@ -8,6 +8,7 @@ import { newId } from '../../src/shared/ids.js';
 import { createTenantWithToken, startTestApp, type TestApp } from '../helpers/app.js';
 import { client, httpTarget, overrideCaps } from '../targets/helpers.js';
 
+const HOUR = 3_600_000;
 const DAY = 86_400_000;
 
 describe('history sweep', () => {
@@ -18,10 +19,13 @@ describe('history sweep', () => {
   const tenantWithResults = async (plan: string, ages: number[]) => {
     const tenant = await createTenantWithToken(t, { plan });
     const id = (await client(t, tenant.token)('POST', '/api/v1/targets', httpTarget())).json().id as string;
+    // Half past an hour: a result's stale window (3 minutes) never reaches the next hour's rollup,
+    // whatever the time the test runs at.
+    const halfPast = Math.floor(Date.now() / HOUR) * HOUR - HOUR / 2;
     for (const days of ages) {
       t.services.results.push({
         targetId: id, orgId: tenant.orgId, region: 'local', status: 'up', duration_ms: 5, error: null,
-        checkedAt: new Date(Date.now() - days * DAY), staleAfterMs: 180_000,
+        checkedAt: new Date(halfPast - days * DAY), staleAfterMs: 180_000,
       });
     }
     await t.services.results.flush();
