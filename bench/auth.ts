@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     await seedPlans(db, {});
     const owner = await db.transaction((tx) => createOwner(tx, { email: 'bench@example.test', planId: 'team', orgName: 'bench', verified: true }));
     const { token } = await createApiToken(db, systemClock, {
-      userId: owner.user_id, name: 'bench', scopes: ['full_access'], orgId: owner.org_id, expiresInDays: null, limit: null,
+      userId: owner.user_id, name: 'bench', scopes: ['full_access'], orgId: owner.org_id, expiresInDays: null, limit: null, actor: { type: 'operator' },
     });
     const verifier = new TokenVerifier(db, systemClock, 3_600_000);
     // A new verifier each call has never seen the token: every call reads the row and runs argon2id.

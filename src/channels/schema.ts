@@ -53,7 +53,8 @@ const channelConfig = (secret: SecretField) => discriminated('type', [
     bot_token: secret('The bot token from @BotFather (`<digits>:<key>`).', '[0-9]{1,20}:[A-Za-z0-9_-]{20,100}'),
     chat_id: Type.Union([
       Type.String({ pattern: '^(-?[0-9]{1,20}|@[A-Za-z][A-Za-z0-9_]{3,31})$' }),
-      Type.Integer(),
+      // Bounded so the id survives JSON and JavaScript exactly (Telegram's ids fit in 52 bits).
+      Type.Integer({ minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER }),
     ], { description: 'A numeric chat id (string or integer) or an `@channelname`.' }),
     api_base_url: Type.Optional(nullable(url('Bot API base; default `https://api.telegram.org`.'))),
   }, { ...strict, title: 'TelegramChannelConfig' }),

@@ -123,9 +123,12 @@ function describe(spec: { description?: string; auth: RouteAuth; scope?: Scope }
 
 export const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) });
 
+/** The largest `offset` a list takes: exact in JSON and JavaScript, and within PostgreSQL's bigint (past it, a 500). */
+export const MAX_OFFSET = Number.MAX_SAFE_INTEGER;
+
 export const Pagination = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0 })),
 };
 
 /** A page of a list (CONTRACT.md, "Lists"): `{<plural>: [...], total, limit, offset}`. */

@@ -45,28 +45,35 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
       const unknown = part === 'body' && first?.keyword !== 'additionalProperties' ? unknownKeyIn(data) : undefined;
       return { error: toAppError(part, unknown ?? first) };
     }
-    const bad = findUnstorableText(data);
+    const bad = findUnstorableValue(data);
     if (bad === undefined) return { value: data };
     if (part === 'params') return { error: new AppError(404, 'NOT_FOUND', 'resource not found') };
-    return { error: new AppError(400, 'VALIDATION_FAILED', `${bad || 'the body'} contains a NUL character or an unpaired surrogate`, { field: bad }) };
+    const what = bad.number ? 'must be a finite number' : 'contains a NUL character or an unpaired surrogate';
+    return { error: new AppError(400, 'VALIDATION_FAILED', `${bad.field || 'the body'} ${what}`, { field: bad.field }) };
   };
 };
 
 // PostgreSQL text cannot hold U+0000 (a 500 otherwise), and unpaired surrogates would be stored as U+FFFD.
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/** The field path of the first key or string that PostgreSQL cannot store faithfully. Iterative: bodies may nest deeply. */
-export function findUnstorableText(data: unknown): string | undefined {
+/**
+ * The field path of the first key or string that PostgreSQL cannot store faithfully, or of the first
+ * number that is not finite: JSON `1e400` and a query's `1e400` parse as Infinity, which ajv's
+ * `integer` and `number` accept and JSON writes back as null. Iterative: bodies may nest deeply.
+ */
+export function findUnstorableValue(data: unknown): { field: string; number: boolean } | undefined {
   const stack: Array<[unknown, string]> = [[data, '']];
   while (stack.length) {
     const [value, path] = stack.pop()!;
     if (typeof value === 'string') {
-      if (UNSTORABLE.test(value)) return path;
+      if (UNSTORABLE.test(value)) return { field: path, number: false };
+    } else if (typeof value === 'number') {
+      if (!Number.isFinite(value)) return { field: path, number: true };
     } else if (Array.isArray(value)) {
       value.forEach((item, i) => stack.push([item, `${path}[${i}]`]));
     } else if (typeof value === 'object' && value !== null) {
       for (const [key, item] of Object.entries(value)) {
-        if (UNSTORABLE.test(key)) return join(path, key.replace(UNSTORABLE, '?'));
+        if (UNSTORABLE.test(key)) return { field: join(path, key.replace(UNSTORABLE, '?')), number: false };
         stack.push([item, join(path, key)]);
       }
     }

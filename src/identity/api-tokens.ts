@@ -3,8 +3,9 @@
 import { hash, verify } from '@node-rs/argon2';
 import type { Db, Executor } from '../db/db.js';
 import { AppError, quotaExceeded } from '../shared/errors.js';
+import { writeAudit } from '../shared/audit.js';
 import { newId, randomToken, sha256 } from '../shared/ids.js';
-import type { Clock } from '../shared/context.js';
+import type { Actor, Clock } from '../shared/context.js';
 
 export const TOKEN_PREFIX = 'sm_live_';
 const TOKEN_RE = /^sm_live_[A-Za-z0-9_-]{43}$/;
@@ -44,11 +45,13 @@ export interface NewToken {
   audience?: string | null;
   /** `max_api_tokens_per_user` of the user's plan; null is unlimited. */
   limit: number | null;
+  /** Who mints it, for the `api_token.created` audit row that commits with the token. */
+  actor: Actor;
 }
 
 export interface MintedToken { row: TokenRow; token: string }
 
-/** Mints a token; the per-user cap is counted inside the insert under a per-user lock. */
+/** Mints a token and its audit row; the per-user cap is counted inside the insert under a per-user lock. */
 export async function createApiToken(db: Db, clock: Clock, input: NewToken): Promise<MintedToken> {
   const token = TOKEN_PREFIX + randomToken(32);
   const tokenHash = await hash(token);
@@ -65,6 +68,9 @@ export async function createApiToken(db: Db, clock: Clock, input: NewToken): Pro
         input.audience ?? null, expiresAt, clock.now(), input.limit],
     );
     if (!rows[0]) throw quotaExceeded('max_api_tokens_per_user', input.limit);
+    await writeAudit(tx, input.actor, {
+      action: 'api_token.created', orgId: input.orgId, entityType: 'api_token', entityId: rows[0].id, details: { user_id: input.userId },
+    });
     return rows[0];
   });
   return { row, token };

@@ -133,9 +133,8 @@ export async function bootstrapToken(services: Services, userId: string, body: S
   const accountId = await services.orgs.homeAccountOf(userId);
   const limit = accountId ? (await services.plans.forAccount(accountId)).caps.max_api_tokens_per_user : null;
   const { row, token } = await createApiToken(services.db, services.clock, {
-    userId, name: body.name, scopes: body.scopes, orgId, expiresInDays: body.expires_in_days ?? null, limit,
+    userId, name: body.name, scopes: body.scopes, orgId, expiresInDays: body.expires_in_days ?? null, limit, actor: OPERATOR,
   });
-  await writeAudit(services.db, OPERATOR, { action: 'api_token.created', orgId, entityType: 'api_token', entityId: row.id, details: { user_id: userId } });
   return { id: row.id, prefix: row.prefix, token, scopes: row.scopes, org_id: row.org_id, expires_at: row.expires_at?.toISOString() ?? null };
 }
 

@@ -25,17 +25,23 @@ export function clampFlow(kind: CheckKind, ids: string[], catalog: readonly Oper
 
 /**
  * The default-selected enabled regions, in catalog order, cut to the plan's cap. A flow takes the
- * flow-capable ones among them, or else any flow-capable region.
+ * flow-capable ones among them, or else any flow-capable region. None to take (no default region
+ * enabled, or a cap of 0) is refused, never a monitor probed from nowhere.
  */
 export function defaultRegions(kind: CheckKind, catalog: readonly OperatorRegionT[], maxRegions: number | null): string[] {
   if (!takesRegions(kind)) return [];
   const defaults = catalog.filter((r) => r.default_selected);
+  let chosen = defaults;
   if (kind === 'flow') {
-    const capable = defaults.some((r) => r.flow_capable) ? defaults.filter((r) => r.flow_capable) : catalog.filter((r) => r.flow_capable);
-    if (capable.length === 0) throw noFlowAgent();
-    return cut(capable.map((r) => r.id), maxRegions);
+    chosen = defaults.some((r) => r.flow_capable) ? defaults.filter((r) => r.flow_capable) : catalog.filter((r) => r.flow_capable);
+    if (chosen.length === 0) throw noFlowAgent();
   }
-  return cut(defaults.map((r) => r.id), maxRegions);
+  // As an empty set named outright: a probed monitor must run somewhere.
+  if (chosen.length === 0) {
+    throw new AppError(422, 'REGION_INVALID', 'regions: no enabled region is selected by default; name the regions to probe from', { field: 'regions' });
+  }
+  if (maxRegions === 0) throw quotaExceeded('max_regions', 0);
+  return cut(chosen.map((r) => r.id), maxRegions);
 }
 
 /** Checks a requested set: ids de-duplicated, each enabled, clamped for a flow, the set within the cap. */

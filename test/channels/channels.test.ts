@@ -70,6 +70,9 @@ describe('notification channels', () => {
       [{ type: 'email', to: 'not-an-address' }, 400, 'VALIDATION_FAILED', 'config.to'],
       [{ type: 'ntfy', server_url: 'https://93.184.216.34', topic: 'has space' }, 400, 'VALIDATION_FAILED', 'config.topic'],
       [{ type: 'telegram', bot_token: 'nope', chat_id: 1 }, 400, 'VALIDATION_FAILED', 'config.bot_token'],
+      // Past 2^53 an integer id would be stored rounded (1e400 even as null).
+      [{ type: 'telegram', bot_token: '123456:ABCdefGHIjklMNOpqrSTUvwx', chat_id: 2 ** 53 + 2 }, 400, 'VALIDATION_FAILED', 'config.chat_id'],
+      [{ type: 'telegram', bot_token: '123456:ABCdefGHIjklMNOpqrSTUvwx', chat_id: -1e300 }, 400, 'VALIDATION_FAILED', 'config.chat_id'],
       [{ type: 'pagerduty', routing_key: 'short' }, 400, 'VALIDATION_FAILED', 'config.routing_key'],
       [{ type: 'sms', to: '07700900123' }, 400, 'VALIDATION_FAILED', 'config.to'],
       [{ type: 'webhook', url: 'ftp://93.184.216.34/' }, 400, 'VALIDATION_FAILED', 'config.url'],

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { AppError } from '../../src/shared/errors.js';
 import { discriminated } from '../../src/http/schema-helpers.js';
-import { findUnstorableText, pointerToField, validatorCompiler } from '../../src/http/validation.js';
+import { findUnstorableValue, pointerToField, validatorCompiler } from '../../src/http/validation.js';
 
 describe('pointerToField', () => {
   it('turns a JSON pointer into a dotted path with array indexes', () => {
@@ -119,15 +119,23 @@ describe('validatorCompiler on bodies', () => {
   });
 });
 
-describe('text PostgreSQL cannot store', () => {
+describe('values PostgreSQL cannot store', () => {
+  const fieldOf = (data: unknown) => findUnstorableValue(data)?.field;
+
   it('finds NUL characters and unpaired surrogates in values and keys, by path', () => {
-    assert.equal(findUnstorableText({ a: 'fine 𝕂 ü', b: [1, null, { c: 'ok' }] }), undefined);
-    assert.equal(findUnstorableText({ a: 'x\u0000y' }), 'a');
-    assert.equal(findUnstorableText({ a: [{ b: 'ok' }, { b: '\uD800' }] }), 'a[1].b');
-    assert.equal(findUnstorableText({ a: { 'k\uDC00': 'v' } }), 'a.k?');
+    assert.equal(findUnstorableValue({ a: 'fine 𝕂 ü', b: [1, null, { c: 'ok' }] }), undefined);
+    assert.equal(fieldOf({ a: 'x\u0000y' }), 'a');
+    assert.equal(fieldOf({ a: [{ b: 'ok' }, { b: '\uD800' }] }), 'a[1].b');
+    assert.equal(fieldOf({ a: { 'k\uDC00': 'v' } }), 'a.k?');
     let deep: unknown = '\u0000';
     for (let i = 0; i < 100_000; i++) deep = [deep];
-    assert.equal(findUnstorableText({ deep })?.slice(0, 10), 'deep[0][0]');
+    assert.equal(fieldOf({ deep })?.slice(0, 10), 'deep[0][0]');
+  });
+
+  it('finds numbers that are not finite, by path', () => {
+    assert.deepEqual(findUnstorableValue({ a: [1, { b: Infinity }] }), { field: 'a[1].b', number: true });
+    assert.equal(fieldOf({ a: -Infinity }), 'a');
+    assert.equal(findUnstorableValue({ a: Number.MAX_VALUE, b: -0 }), undefined);
   });
 
   it('rejects such text in a body as 400 VALIDATION_FAILED naming the field, and in a path as 404', () => {
@@ -136,6 +144,15 @@ describe('text PostgreSQL cannot store', () => {
     assert.equal(check(Body, { name: 'a', city: '\uDBFF' })?.extra.field, 'city');
     assert.equal(check(Body, { name: '\uD83D\uDE00' }), undefined, 'a paired surrogate is fine');
     assert.equal(check(Type.Object({ id: Type.String() }), { id: 'a\u0000' }, 'params')?.status, 404);
+  });
+
+  it('rejects Infinity (JSON or query `1e400`), which ajv takes for an integer, as 400 VALIDATION_FAILED naming the field', () => {
+    const body = check(Type.Object({ n: Type.Integer() }), JSON.parse('{"n": 1e400}'));
+    assert.deepEqual([body?.status, body?.code, body?.extra.field], [400, 'VALIDATION_FAILED', 'n']);
+    for (const text of ['1e400', '-1e400', 'Infinity']) {
+      const query = check(Type.Object({ n: Type.Optional(Type.Number()) }), { n: text }, 'querystring');
+      assert.deepEqual([query?.status, query?.code, query?.extra.field], [400, 'VALIDATION_FAILED', 'n'], text);
+    }
   });
 });
 

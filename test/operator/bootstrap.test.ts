@@ -155,6 +155,37 @@ describe('POST /operator/users/{id}/api-tokens', () => {
     }
   });
 
+  it('refuses a user without a verified email with 403 EMAIL_NOT_VERIFIED and stores nothing', async () => {
+    const tenant = await createTenant(t);
+    await t.services.db.query('UPDATE users SET email_verified_at = NULL WHERE id = $1', [tenant.userId]);
+    const res = await mint(tenant.userId, {});
+    assert.equal(res.statusCode, 403, res.body);
+    assert.equal((res.json() as ErrorBody).error.code, 'EMAIL_NOT_VERIFIED');
+    assert.deepEqual(await t.services.db.query('SELECT 1 FROM api_tokens WHERE user_id = $1', [tenant.userId]), []);
+  });
+
+  it('writes the api_token.created audit row in the same transaction as the token (STYLE 13)', async () => {
+    const tenant = await createTenant(t);
+    const ok = await mint(tenant.userId, { org_id: tenant.orgId });
+    assert.equal(ok.statusCode, 201, ok.body);
+    const [row] = await t.services.db.query<{ actor_type: string; org_id: string; entity_type: string; details: { user_id: string } }>(
+      `SELECT actor_type, org_id, entity_type, details FROM audit_log WHERE action = 'api_token.created' AND entity_id = $1`, [(ok.json() as Minted).id]);
+    assert.deepEqual({ ...row, details: row!.details.user_id }, { actor_type: 'operator', org_id: tenant.orgId, entity_type: 'api_token', details: tenant.userId });
+
+    // An audit write that fails takes the token with it: no token is left that the log never saw.
+    await t.services.db.query(`CREATE FUNCTION zz_refuse_token_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.action = 'api_token.created' AND NEW.details->>'user_id' = '${tenant.userId}' THEN RAISE EXCEPTION 'audit refused'; END IF; RETURN NEW; END $$`);
+    await t.services.db.query('CREATE TRIGGER zz_refuse_token_audit BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION zz_refuse_token_audit()');
+    try {
+      assert.equal((await mint(tenant.userId, {})).statusCode, 500);
+    } finally {
+      await t.services.db.query('DROP TRIGGER zz_refuse_token_audit ON audit_log');
+      await t.services.db.query('DROP FUNCTION zz_refuse_token_audit()');
+    }
+    const rows = await t.services.db.query('SELECT 1 FROM api_tokens WHERE user_id = $1', [tenant.userId]);
+    assert.equal(rows.length, 1, 'only the first, audited token was stored');
+  });
+
   it("counts tokens against the user's max_api_tokens_per_user", async () => {
     const tenant = await createTenant(t, { plan: 'free' });
     for (let i = 0; i < 5; i++) assert.equal((await mint(tenant.userId, {})).statusCode, 201);

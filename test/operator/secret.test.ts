@@ -60,7 +60,7 @@ async function mintTokenDirectly(t: TestApp): Promise<string> {
   const { createOwner } = await import('../../src/identity/users.js');
   const { createApiToken } = await import('../../src/identity/api-tokens.js');
   const owner = await t.services.db.transaction((tx) => createOwner(tx, { email: `nosecret-${Date.now()}@example.test`, planId: 'team', orgName: 'No Secret', verified: true }));
-  const { token } = await createApiToken(t.services.db, t.clock, { userId: owner.user_id, name: 't', scopes: ['full_access'], orgId: owner.org_id, expiresInDays: null, limit: null });
+  const { token } = await createApiToken(t.services.db, t.clock, { userId: owner.user_id, name: 't', scopes: ['full_access'], orgId: owner.org_id, expiresInDays: null, limit: null, actor: { type: 'operator' } });
   return token;
 }
 

@@ -59,7 +59,9 @@ describe('regions', () => {
   it('refuses a duplicate id (409) and invalid ids, coordinates and country codes (400 with field)', async () => {
     const dup = await t.operator('POST', '/operator/regions', { id: 'local', name: 'Again' });
     assert.equal(dup.statusCode, 409);
+    assert.equal((dup.json() as ErrorBody).error.code, 'REGION_EXISTS');
     assert.equal((dup.json() as ErrorBody).error.field, 'id');
+    assert.equal((await t.operator('GET', '/operator/regions/local')).json().name, 'Local', 'the existing region is untouched');
     const bad: Array<[Record<string, unknown>, string]> = [
       [{ id: 'EU-West', name: 'x' }, 'id'], [{ id: '-eu', name: 'x' }, 'id'], [{ id: 'eu west', name: 'x' }, 'id'],
       [{ id: 'a'.repeat(64), name: 'x' }, 'id'],
@@ -98,6 +100,9 @@ describe('regions', () => {
     assert.equal((await t.operator('GET', '/operator/regions/nowhere')).statusCode, 404);
     assert.equal((await t.operator('PATCH', '/operator/regions/us-east', {})).statusCode, 400);
     assert.equal((await t.operator('PATCH', '/operator/regions/us-east', { id: 'renamed' })).statusCode, 422);
+    // CONTRACT.md lists no region delete (monitors and agents refer to region ids): the route does not exist.
+    assert.equal((await t.operator('DELETE', '/operator/regions/us-east')).statusCode, 404);
+    assert.equal((await t.operator('GET', '/operator/regions/us-east')).statusCode, 200);
   });
 });
 

@@ -95,3 +95,23 @@ describe('targets: regions', () => {
     }
   });
 });
+
+describe('targets: default regions that leave none', () => {
+  let t: TestApp;
+  before(async () => { t = await startTestApp(); });
+  after(async () => { await t.close(); });
+
+  it('a probed monitor created without regions is refused when no region would serve it, never probed from nowhere', async () => {
+    const tenant = await createTenantWithToken(t, { plan: 'team' });
+    const api = client(t, tenant.token);
+    await overrideCaps(t, tenant.accountId, { max_regions: 0 });
+    expectError(await api('POST', '/api/v1/targets', httpTarget()), 422, 'QUOTA_EXCEEDED');
+    await overrideCaps(t, tenant.accountId, { max_regions: 5 });
+    assert.equal((await t.operator('PATCH', '/operator/regions/local', { default_selected: false })).statusCode, 200);
+    expectError(await api('POST', '/api/v1/targets', httpTarget()), 422, 'REGION_INVALID', 'regions');
+    const named = await api('POST', '/api/v1/targets', httpTarget({ regions: ['local'] }));
+    assert.equal(named.statusCode, 201, named.body);
+    const heartbeat = await api('POST', '/api/v1/targets', { name: 'cron', check: { type: 'heartbeat', period: 3_600_000 } });
+    assert.equal(heartbeat.statusCode, 201, heartbeat.body);
+  });
+});
