@@ -76,9 +76,7 @@ async function insertWithinQuota(ctx: ChannelsCtx, tx: Executor, values: Channel
   await lockQuotaPool(tx, 'channels', ctx.org.accountId);
   const limit = (await ctx.plans.load(tx, ctx.org.accountId)).caps.max_notification_channels;
   const row = await insertChannel(tx, { id: newId(), orgId: ctx.org.id, accountId: ctx.org.accountId, limit, ...values });
-  if (!row) {
-    throw quotaExceeded('max_notification_channels', limit);
-  }
+  if (!row) throw quotaExceeded('max_notification_channels', limit);
   return row;
 }
 

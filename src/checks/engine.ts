@@ -29,7 +29,7 @@ class VariableValues {
     const hit = this.entries.get(orgId);
     if (hit && now - hit.at < VARIABLES_TTL_MS) return hit.values;
     for (const [key, entry] of this.entries) if (now - entry.at >= VARIABLES_TTL_MS) this.entries.delete(key);
-    const values = resolveVariableValues(this.services.db, this.services.sealer, orgId).then((r) => r.values as ReadonlyMap<string, string>);
+    const values: Promise<ReadonlyMap<string, string>> = resolveVariableValues(this.services.db, this.services.sealer, orgId);
     values.catch(() => this.entries.delete(orgId));
     this.entries.set(orgId, { at: now, values });
     return values;

@@ -62,7 +62,7 @@ function atBodyRoot(err: unknown): unknown {
 }
 
 async function variableValues(ctx: ChecksCtx, refs: readonly string[]): Promise<ReadonlyMap<string, string>> {
-  return refs.length ? (await resolveVariableValues(ctx.db, ctx.sealer, ctx.org.id)).values : new Map();
+  return refs.length ? resolveVariableValues(ctx.db, ctx.sealer, ctx.org.id) : new Map();
 }
 
 const run = async (ctx: ChecksCtx, runnable: RunnableSpec): Promise<ProbeResult> =>

@@ -5,7 +5,7 @@
 // and `x-request-id`.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { errorBody } from '../http/error-handler.js';
+import { errorBody, rejectionEvent } from '../http/error-handler.js';
 import { AppError } from '../shared/errors.js';
 import type { QuotaEvent } from '../plans/quota-events.js';
 import type { PingIngest } from './ingest.js';
@@ -63,9 +63,9 @@ export async function answerPing(deps: PingEndpointDeps, req: IncomingMessage, r
     const tokenHash = pingTokenHash(path.token);
     const waitSecs = deps.pingLimiter.take(tokenHash);
     if (waitSecs) {
-      // Recorded like every rate-limit refusal; before the token is looked up, so with no account.
-      deps.quotaEvents.push({ event: 'rate_limited', quota: 'ping', ip: req.socket.remoteAddress, details: { route: '/ping/:token', method: req.method } });
-      throw new AppError(429, 'RATE_LIMITED', 'this ping URL takes 1 ping per second (burst 10)', { retryAfter: waitSecs });
+      // Refused before the token is looked up, so recorded with no account.
+      throw new AppError(429, 'RATE_LIMITED', 'this ping URL takes 1 ping per second (burst 10)',
+        { retryAfter: waitSecs, rejection: { event: 'rate_limited', quota: 'ping', details: {} } });
     }
     const body = req.method === 'POST' ? readOutput(req) : null;
     const outcome = await deps.pings.ping(tokenHash, signal.signal, signal.exitCode);
@@ -79,6 +79,10 @@ export async function answerPing(deps: PingEndpointDeps, req: IncomingMessage, r
     send(res, 200, 'text/plain; charset=utf-8', 'OK\n');
   } catch (err) {
     const known = err instanceof AppError ? err : new AppError(500, 'INTERNAL', 'internal error');
+    // This route answers outside Fastify's error handler, so it records its own refusals, the same way.
+    if (known.extra.rejection) {
+      deps.quotaEvents.push(rejectionEvent(known.extra.rejection, { ip: req.socket.remoteAddress, method: req.method, route: '/ping/:token' }));
+    }
     if (known.status >= 500 && !(err instanceof AppError)) deps.log.error({ err }, 'unhandled error');
     if (known.extra.retryAfter !== undefined) res.setHeader('retry-after', String(known.extra.retryAfter));
     if (!res.headersSent) send(res, known.status, 'application/json; charset=utf-8', JSON.stringify(errorBody(known)));

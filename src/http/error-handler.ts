@@ -2,7 +2,7 @@
 // A 5xx logs its cause and answers a fixed message.
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, type ErrorCode } from '../shared/errors.js';
+import { AppError, type ErrorCode, type Rejection } from '../shared/errors.js';
 import type { QuotaEvent } from '../plans/quota-events.js';
 import { cacheControlFor } from './conventions.js';
 
@@ -102,16 +102,25 @@ export function onClientError(err: Error & { code?: string }, socket: Duplex): v
 /** Appends a refusal to `quota_events` (service-api.md, Events 6) without holding up the answer. */
 export type RecordRejection = (event: QuotaEvent) => void;
 
+/** Where a refusal was answered: the request's address and route, and its caller when known. */
+export interface RefusedRequest { ip: string | undefined; method: string | undefined; route: string | null; accountId?: string; userId?: string }
+
+/** The `quota_events` row of a refusal an error carries (the error's own ids win over the request's). */
+export function rejectionEvent(rejection: Rejection, at: RefusedRequest): QuotaEvent {
+  const { event, quota, details } = rejection;
+  return {
+    event, quota, ip: at.ip, accountId: rejection.accountId ?? at.accountId, userId: rejection.userId ?? at.userId,
+    details: { ...details, method: at.method, route: at.route },
+  };
+}
+
 /** Every quota or rate-limit refusal an answer carries, recorded here once, whichever code raised it. */
 function recordRejection(record: RecordRejection, request: FastifyRequest, err: AppError): void {
-  const rejection = err.extra.rejection;
-  if (!rejection) return;
-  const { event, quota, details, accountId, userId } = rejection;
-  record({
-    event, quota, ip: request.ip,
-    accountId: accountId ?? request.auth?.org?.accountId, userId: userId ?? request.auth?.userId,
-    details: { ...details, method: request.method, route: request.routeOptions.url ?? null },
-  });
+  if (!err.extra.rejection) return;
+  record(rejectionEvent(err.extra.rejection, {
+    ip: request.ip, method: request.method, route: request.routeOptions.url ?? null,
+    accountId: request.auth?.org?.accountId, userId: request.auth?.userId,
+  }));
 }
 
 export function installErrorHandling(app: FastifyInstance, record: RecordRejection): void {

@@ -93,7 +93,8 @@ export function pointerToField(pointer: string): string {
 
 const join = (base: string, key: string): string => (base ? `${base}.${key}` : key);
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A JSON object (not an array, not null), as a body or one of its fields may be before validation. */
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * Without allErrors ajv stops at the first failure, except inside a union (`anyOf`), where it reports one

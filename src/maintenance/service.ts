@@ -99,9 +99,7 @@ export async function createWindow(ctx: MaintenanceCtx, input: CreateMaintenance
     await lockQuotaPool(tx, 'maintenance', ctx.org.accountId);
     const limit = (await ctx.plans.load(tx, ctx.org.accountId)).caps.max_maintenance_windows;
     const row = await insertWindow(tx, { id: newId(), orgId: ctx.org.id, accountId: ctx.org.accountId, limit, now, ...values });
-    if (!row) {
-      throw quotaExceeded('max_maintenance_windows', limit);
-    }
+    if (!row) throw quotaExceeded('max_maintenance_windows', limit);
     await replaceComponents(tx, row.id, components);
     await audit(tx, ctx, 'maintenance.created', row.id, { title: row.title, starts_at: row.starts_at, ends_at: row.ends_at, components: components.length });
     return toWindow(row, components, [], now);

@@ -53,6 +53,7 @@ interface Job { monitor: Monitor; shard: number; gen: number; phase: number; due
 
 /** Rows changed within this window before the last poll are read again: a commit can land late. */
 const POLL_OVERLAP_MS = 5_000;
+/** What a check without variable references substitutes from. */
 const NO_VALUES: ReadonlyMap<string, string> = new Map();
 /** The timer never sleeps longer than this, so a newly added earlier job is never late by more. */
 const MAX_SLEEP_MS = 1_000;

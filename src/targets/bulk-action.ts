@@ -6,6 +6,7 @@ import { existingChannelIds } from '../channels/index.js';
 import { heartbeatsAfterUpdate } from '../heartbeat/index.js';
 import { endIncidentsOfDeleted } from '../incidents/index.js';
 import { discriminated } from '../http/schema-helpers.js';
+import { isObject } from '../http/validation.js';
 import { hasScope, type Scope } from '../identity/scopes.js';
 import { writeAuditMany } from '../shared/audit.js';
 import { AppError } from '../shared/errors.js';
@@ -108,8 +109,7 @@ async function actionInputs(tx: Parameters<typeof lockTargetRows>[0], ctx: Targe
  * without the scope meets 403 whatever else the body holds, as on a route with a fixed scope.
  */
 export function bulkActionScope(body: unknown): Scope {
-  const action = typeof body === 'object' && body !== null ? (body as { action?: unknown }).action : undefined;
-  return action === 'delete' ? 'targets:delete' : 'targets:write';
+  return isObject(body) && body.action === 'delete' ? 'targets:delete' : 'targets:write';
 }
 
 /** 403 `INSUFFICIENT_SCOPE` naming the scope the body's action needs. */

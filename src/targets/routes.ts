@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest, HTTPMethods, preValidationAsyncHookHandler } from 'fastify';
 import { addRoute, IdParams } from '../http/route.js';
+import { isObject } from '../http/validation.js';
 import { WRITE_SOURCE_TEXT, writeSourceOf } from '../http/write-source.js';
 import type { Services } from '../services.js';
 import { isUuid } from '../shared/ids.js';
@@ -43,8 +44,6 @@ export function beforeValidation(app: FastifyInstance, method: HTTPMethods, url:
     route.preValidation = [...existing, hook as preValidationAsyncHookHandler];
   });
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** `check.type` of a body not validated yet, when it is a string. */
 function checkTypeOf(body: unknown): string | undefined {

@@ -126,9 +126,7 @@ async function insertWithinQuota(ctx: TargetsCtx, tx: Executor, values: TargetVa
     throw quotaExceeded('max_flow_checks', flowCap);
   }
   const row = await insertTarget(tx, { id: newId(), orgId: ctx.org.id, accountId: ctx.org.accountId, limit: plan.caps.max_targets, ...values });
-  if (!row) {
-    throw quotaExceeded('max_targets', plan.caps.max_targets);
-  }
+  if (!row) throw quotaExceeded('max_targets', plan.caps.max_targets);
   return row;
 }
 

@@ -99,17 +99,16 @@ export async function deleteVariable(ctx: VariablesCtx, id: string): Promise<voi
 
 /**
  * The org's variable values by key, secrets opened, for substituting references before a check
- * runs. A secret sealed under a key that is no longer configured is listed in `unavailable`.
+ * runs. A secret sealed under a key that is no longer configured has no value here: a check
+ * referencing it does not run (probes/resolve-spec.ts `runnableSpec`).
  */
-export async function resolveVariableValues(db: Executor, sealer: Sealer, orgId: string): Promise<{ values: Map<string, string>; unavailable: string[] }> {
+export async function resolveVariableValues(db: Executor, sealer: Sealer, orgId: string): Promise<Map<string, string>> {
   const values = new Map<string, string>();
-  const unavailable: string[] = [];
   for (const row of await listVariableValues(db, orgId)) {
     const value = row.is_secret ? sealer.open(row.sealed_value!) : row.value;
-    if (value === null) unavailable.push(row.key);
-    else values.set(row.key, value);
+    if (value !== null) values.set(row.key, value);
   }
-  return { values, unavailable };
+  return values;
 }
 
 /** What a write may read of the org's variables: every key with its kind, and the plain values (never a secret's). */

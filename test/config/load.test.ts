@@ -204,7 +204,6 @@ describe('config: refusals name the key', () => {
     }
   });
 
-  // TODO until src/config/load.ts checks KeySpec.max (its owner's change; see the report of this fix).
   it('refuses a port above 65535 and a plan column above what PostgreSQL integer holds, naming the key', () => {
     assertRefuses(() => load({ env: { PORT: '70000' } }), 'PORT');
     assertRefuses(() => load({ env: { KEEPWATCH_HTTP__PORT: '65536' } }), 'KEEPWATCH_HTTP__PORT');
