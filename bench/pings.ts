@@ -28,6 +28,7 @@ const { values: flags } = parseArgs({
     clients: { type: 'string', default: '1' },
     'kill-after': { type: 'string', default: '2' },
     'bare-only': { type: 'boolean', default: false },
+    'bare-delay': { type: 'string', default: '0' },
     'cpu-prof': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
@@ -43,6 +44,8 @@ if (flags.help) {
   --clients K                    load generator processes (default 1)
   --kill-after S                 load after the window before the SIGKILL (default 2)
   --bare-only                    only the bare server (once): to see what the load generator itself reaches
+  --bare-delay MS                the bare server holds requests and answers them together MS after the first of a group,
+                                 as a group commit would (with --bare-only: what a commit's latency alone costs the closed loop)
   --cpu-prof DIR                 profile the Keepwatch server over the window (inspector) and summarise; figures of a profiled run are not comparable
 `);
   process.exit(0);
@@ -172,10 +175,10 @@ async function measureWindow(store: string, name: string, server: ChildProcess, 
 }
 
 async function benchBare(store: string, when: string): Promise<Row> {
-  const server = startProcess('./pings-server.ts', ['bare']);
+  const server = startProcess('./pings-server.ts', ['bare', flags['bare-delay']!]);
   const ready = await nextMessage<ServerReady>(server, 'ready');
   const paths = Array.from({ length: MONITORS }, () => `/ping/${randomToken(32)}`);
-  const { row, load } = await measure(store, `bare node:http (${when})`, server, ready.base, paths, null);
+  const { row, load } = await measure(store, `bare node:http${Number(flags['bare-delay']) > 0 ? ` +${flags['bare-delay']} ms` : ''} (${when})`, server, ready.base, paths, null);
   await load.stop();
   server.send('stop');
   await new Promise((ok) => server.once('exit', ok));

@@ -1,5 +1,5 @@
-// The history sweep: raw results after the org plan's `raw_days`, hourly rollups after
-// HOURLY_KEEP_DAYS, daily rollups after `retention_days`, idempotency keys after a day, heartbeat
+// The history sweep: raw results after the org plan's `raw_days`, hourly rollups moved into daily
+// ones after HOURLY_KEEP_DAYS, daily rollups after `retention_days`, idempotency keys after a day, heartbeat
 // pings after PING_LOG_DAYS and their output (a POST body) after the shorter OUTPUT_DAYS. Deletes go
 // in small batches, each its own statement, so no table is locked and no transaction runs long;
 // two nodes sweeping at once only repeat each other's lookups.
@@ -7,13 +7,14 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/db.js';
 import type { PlanService } from '../plans/service.js';
 import type { Clock } from '../shared/context.js';
-import { DAY_MS, HOURLY_KEEP_DAYS } from './rollup-store.js';
+import { compactHours, DAY_MS, HOURLY_KEEP_DAYS } from './rollup-store.js';
 
 /** Rows per delete statement. */
 const BATCH = 5_000;
 /** Idempotency keys answer retries for a day (see 0008_idempotency.sql). */
 const IDEMPOTENCY_KEY_TTL_MS = DAY_MS;
 
+/** Rows removed by kind; `hourly` counts hourly rollups moved into daily ones. */
 export interface SweepReport { results: number; hourly: number; daily: number; idempotencyKeys: number; pings: number; outputs: number }
 
 /** Heartbeat pings outlive the 14 days cadence advice reads; their output goes well before them. */
@@ -53,6 +54,8 @@ export async function sweepHistory(db: Db, plans: PlanService, clock: Clock, { b
   const now = clock.now().getTime();
   const before = (days: number): Date => new Date(now - days * DAY_MS);
   const report: SweepReport = { results: 0, hourly: 0, daily: 0, idempotencyKeys: 0, pings: 0, outputs: 0 };
+  // Days first, so a day made of hours past `retention_days` goes in the same sweep.
+  report.hourly = await drain(batch, () => compactHours(db, before(HOURLY_KEEP_DAYS), batch));
   for (const { rawDays, retentionDays, orgIds } of (await orgsByKeep(db, plans)).values()) {
     if (rawDays !== null) {
       report.results += await drain(batch, () => deleted(db,
@@ -68,10 +71,6 @@ export async function sweepHistory(db: Db, plans: PlanService, clock: Clock, { b
         [before(retentionDays), orgIds]));
     }
   }
-  report.hourly = await drain(batch, () => deleted(db,
-    `DELETE FROM result_rollups WHERE ctid = ANY(ARRAY(
-       SELECT ctid FROM result_rollups WHERE granularity = 'hour' AND bucket_start < $1 LIMIT ${batch}))`,
-    [before(HOURLY_KEEP_DAYS)]));
   report.idempotencyKeys = await drain(batch, () => deleted(db,
     `DELETE FROM idempotency_keys WHERE ctid = ANY(ARRAY(SELECT ctid FROM idempotency_keys WHERE created_at < $1 LIMIT ${batch}))`,
     [new Date(now - IDEMPOTENCY_KEY_TTL_MS)]));

@@ -1,5 +1,5 @@
 // The history sweep: raw results after raw_days (an account override included), hourly rollups
-// after 35 days, daily rollups after the plan's retention_days, idempotency keys after a day,
+// moved into daily ones after 35 days, daily rollups after the plan's retention_days, idempotency keys after a day,
 // heartbeat pings after 30 days and their output after 7; in batches until nothing old is left.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -22,9 +22,9 @@ describe('history sweep', () => {
     // Half past an hour: a result's stale window (3 minutes) never reaches the next hour's rollup,
     // whatever the time the test runs at.
     const halfPast = Math.floor(Date.now() / HOUR) * HOUR - HOUR / 2;
-    for (const days of ages) {
+    for (const [i, days] of ages.entries()) {
       t.services.results.push({
-        targetId: id, orgId: tenant.orgId, region: 'local', status: 'up', duration_ms: 5, error: null,
+        targetId: id, orgId: tenant.orgId, region: 'local', status: i % 2 ? 'up' : 'down', duration_ms: 5 + 40 * i, error: null,
         checkedAt: new Date(halfPast - days * DAY), staleAfterMs: 180_000,
       });
     }
@@ -44,18 +44,31 @@ describe('history sweep', () => {
     const team = await tenantWithResults('team', [100, 40, 40, 40, 10, 1]);
     const overridden = await tenantWithResults('team', [10, 1]);
     await overrideCaps(t, overridden.accountId, { raw_days: 7 });
-    assert.deepEqual(await ages(team.id), { raw: 6, hourly: 4, daily: 4 });
+    assert.deepEqual(await ages(team.id), { raw: 6, hourly: 4, daily: 0 });
+    const history = (path: string) => client(t, team.token)('GET', `/api/v1/targets/${team.id}/${path}?from=${new Date(Date.now() - 120 * DAY).toISOString()}`);
+    const [uptimeBefore, latencyBefore] = [(await history('uptime')).json(), (await history('latency')).json()];
+    assert.equal(uptimeBefore.resolution, 'day');
+    assert.equal(uptimeBefore.checks.total, 6);
     await t.services.db.query(
       `INSERT INTO idempotency_keys (org_id, key, request_hash, created_at) VALUES ($1, 'old', 'h', $2), ($1, 'fresh', 'h', $3)`,
       [team.orgId, new Date(Date.now() - 25 * 3_600_000), new Date(Date.now() - 3_600_000)]);
 
     const report = await sweepHistory(t.services.db, t.services.plans, t.clock, { batch: 2 });
 
-    // raw_days 30 for both plans; hourly rollups 35 days; daily rollups 30 days on free, 395 on team.
-    assert.deepEqual(await ages(free.id), { raw: 2, hourly: 2, daily: 2 });
-    assert.deepEqual(await ages(team.id), { raw: 2, hourly: 2, daily: 4 });
-    assert.deepEqual(await ages(overridden.id), { raw: 1, hourly: 2, daily: 2 });
+    // raw_days 30 for both plans; hourly rollups 35 days, then moved into days (the three results
+    // 40 days old share one hour); daily rollups 30 days on free, 395 on team.
+    assert.deepEqual(await ages(free.id), { raw: 2, hourly: 2, daily: 0 });
+    assert.deepEqual(await ages(team.id), { raw: 2, hourly: 2, daily: 2 });
+    assert.deepEqual(await ages(overridden.id), { raw: 1, hourly: 2, daily: 0 });
     assert.ok(report.results >= 4 + 4 + 1, JSON.stringify(report));
+    assert.ok(report.hourly >= 2 + 2, JSON.stringify(report));
+    // A daily read answers the same once hours are days: counts, time, latency and its quantiles.
+    assert.deepEqual((await history('uptime')).json(), uptimeBefore);
+    assert.deepEqual((await history('latency')).json(), latencyBefore);
+    const [day40] = await t.services.db.query<{ checks_up: number; checks_down: number; latency_count: number; latency_min: number; latency_max: number }>(
+      `SELECT checks_up, checks_down, latency_count, latency_min, latency_max FROM result_rollups
+        WHERE target_id = $1 AND granularity = 'day' ORDER BY bucket_start DESC LIMIT 1`, [team.id]);
+    assert.deepEqual({ ...day40 }, { checks_up: 2, checks_down: 1, latency_count: 2, latency_min: 45, latency_max: 125 });
     const keys = await t.services.db.query<{ key: string }>('SELECT key FROM idempotency_keys WHERE org_id = $1', [team.orgId]);
     assert.deepEqual(keys.map((k) => k.key), ['fresh']);
     assert.deepEqual(await sweepHistory(t.services.db, t.services.plans, t.clock), { results: 0, hourly: 0, daily: 0, idempotencyKeys: 0, pings: 0, outputs: 0 });
