@@ -7,11 +7,13 @@
 //  - `engine`: what `keepwatch serve` runs (services, the app listening, the check engine), with
 //    `security.allow_private_targets` on so the loopback targets pass the guard. Answers IPC:
 //    `status`, `results` (what the store holds, for the analysis after the window), `prof-start` /
-//    `prof-stop` (an inspector CPU profile of the measured window only), `stop`.
+//    `prof-stop` (an inspector CPU profile of the measured window only), `stmts-start` /
+//    `stmts-stop` (time spent awaiting each statement over the window), `stop`.
 import { Registry } from 'prom-client';
 import { buildApp } from '../src/app.js';
 import { startCheckEngine } from '../src/checks/index.js';
 import { loadConfig, type Config } from '../src/config/load.js';
+import type { Db, Executor, QueryOptions } from '../src/db/db.js';
 import { createServices } from '../src/services.js';
 import {
   addressOf, BULK_MAX, COUNT_SQL, INTERVAL_SECS, RESULTS_SQL, resultColumnsOf, TARGETS_SQL, type NodeOptions, type NodeStatus, type ResultRow,
@@ -62,8 +64,50 @@ async function seed(o: NodeOptions): Promise<object> {
   }
 }
 
+/**
+ * Time awaited per statement (by its first 90 characters), once `timeStatements` wraps the store.
+ * PGlite runs one statement at a time, so there it is close to each statement's own cost.
+ */
+class StatementTimes {
+  private readonly times = new Map<string, { calls: number; ms: number }>();
+  on = false;
+
+  wrap(executor: Executor): Executor {
+    const query = executor.query.bind(executor);
+    executor.query = async <T>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]> => {
+      if (!this.on) return query<T>(sql, params, options);
+      const started = performance.now();
+      try {
+        return await query<T>(sql, params, options);
+      } finally {
+        const key = sql.replace(/\s+/g, ' ').trim().slice(0, 90);
+        const entry = this.times.get(key) ?? { calls: 0, ms: 0 };
+        entry.calls++;
+        entry.ms += performance.now() - started;
+        this.times.set(key, entry);
+      }
+    };
+    return executor;
+  }
+
+  /** The store's transactions hand out executors of their own: those are wrapped too. */
+  wrapDb(db: Db): void {
+    this.wrap(db);
+    const transaction = db.transaction.bind(db);
+    db.transaction = (fn) => transaction((tx) => fn(this.wrap(tx)));
+  }
+
+  take(): Array<{ sql: string; calls: number; ms: number }> {
+    const out = [...this.times].map(([sql, t]) => ({ sql, ...t })).sort((a, b) => b.ms - a.ms);
+    this.times.clear();
+    return out;
+  }
+}
+
 async function engine(o: NodeOptions): Promise<void> {
   const services = await createServices(configOf(o));
+  const statements = new StatementTimes();
+  if (o.statements) statements.wrapDb(services.db);
   const app = await buildApp(services);
   await app.listen({ port: 0, host: '127.0.0.1' });
   // As `keepwatch serve` runs it with metrics on: the scheduler's counters and lag histogram in a registry.
@@ -112,6 +156,15 @@ async function engine(o: NodeOptions): Promise<void> {
       return {};
     },
     'prof-stop': async (m) => ({ path: await profile!.stop(m.dir as string, `engine-${process.pid}`) }),
+    'stmts-start': async () => {
+      statements.take();
+      statements.on = true;
+      return {};
+    },
+    'stmts-stop': async () => {
+      statements.on = false;
+      return { statements: statements.take() };
+    },
     stop: async () => {
       await scheduler.stop();
       await app.close();

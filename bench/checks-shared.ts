@@ -24,7 +24,12 @@ export interface NodeOptions {
   port: number;
   monitors: number;
   leaseTtlMs?: number;
+  /** Time every statement the engine awaits (bench:checks --statements). */
+  statements?: boolean;
 }
+
+/** One statement's share of the window (`--statements`): calls, and the time they were awaited. */
+export interface StatementTime { sql: string; calls: number; ms: number }
 
 /** What `status` answers. */
 export interface NodeStatus {

@@ -19,6 +19,7 @@ import { DEFAULT_LEASE_TTL_MS } from '../src/checks/index.js';
 import { nextSlotMs, phaseMs, shardOf } from '../src/scheduler/slots.js';
 import { compileTree, type CompiledTree } from './checks-build.js';
 import { summariseProfile } from './checks-profile.js';
+import type { StatementTime } from './checks-shared.js';
 import { cpuMsOf, machineCpuMs, memoryOf, RssSampler } from './checks-proc.js';
 import {
   COUNT_SQL, INTERVAL_MS, INTERVAL_SECS, RESULTS_SQL, resultColumnsOf, TARGETS_SQL, type NodeOptions, type NodeStatus, type ResultColumns, type ResultRow,
@@ -36,6 +37,7 @@ const { values: flags } = parseArgs({
     'bare-seconds': { type: 'string' },
     'no-bare': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
+    statements: { type: 'boolean', default: false },
     quiet: { type: 'string', default: '60' },
     tsx: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
@@ -55,6 +57,7 @@ if (flags.help) {
   --quiet 60             before each window, wait up to this long for the rest of the machine to fall under 0.25 of a core
   --tsx                  run the processes under tsx instead of compiling src/ and bench/ to JavaScript first (quicker to start; tsx's loader adds to RSS)
   --cpu-prof DIR         profile the engine over the window (inspector) and summarise; figures of a profiled run are not comparable
+  --statements           time every statement the engine awaits over the window and list the costliest (on PGlite, each one's own cost)
 `);
   process.exit(0);
 }
@@ -69,6 +72,7 @@ const AFTER_KILL_SECS = flags['after-kill'] ? Number(flags['after-kill']) : Math
 const BARE_SECS = flags['bare-seconds'] ? Number(flags['bare-seconds']) : Math.min(SECONDS, 30);
 const STORES = flags.store.split(',').filter((s) => NODES === 1 || s === 'postgres');
 const PROFILE_DIR = flags['cpu-prof'];
+const STATEMENTS = flags.statements;
 const QUIET_SECS = Number(flags.quiet);
 const REGION = 'local';
 
@@ -400,6 +404,7 @@ interface EngineFigures {
   errors: string[];
   metrics: SchedulerMetrics;
   profile?: string;
+  statements?: StatementTime[];
   kill?: KillFigures;
 }
 
@@ -423,7 +428,7 @@ async function engineRun(store: string, monitors: number, target: Child, targetP
   const nodeOptions = (): NodeOptions => {
     const dataDir = mkdtempSync(join(tmpdir(), 'keepwatch-bench-checks-'));
     dirs.push(dataDir);
-    return { dataDir, databaseUrl: db?.url, operatorSecret: shared.operatorSecret, kek: shared.kek, port: targetPort, monitors, leaseTtlMs: LEASE_TTL_MS };
+    return { dataDir, databaseUrl: db?.url, operatorSecret: shared.operatorSecret, kek: shared.kek, port: targetPort, monitors, leaseTtlMs: LEASE_TTL_MS, statements: STATEMENTS };
   };
   const engines: Child[] = [];
   let sampler: RssSampler | undefined;
@@ -469,6 +474,7 @@ async function engineRun(store: string, monitors: number, target: Child, targetP
     // ---- the window
     progress(`${store}, ${monitors} monitors: measuring ${SECONDS} s`);
     if (PROFILE_DIR) await a.call('prof-start');
+    if (STATEMENTS) await a.call('stmts-start');
     const pg0 = await backendCpu(db);
     const machine0 = machineCpuMs();
     const ours0 = await oursCpuMs(ourPids, db);
@@ -483,6 +489,7 @@ async function engineRun(store: string, monitors: number, target: Child, targetP
     const ours1 = await oursCpuMs(ourPids, db);
     const pg1 = await backendCpu(db);
     const profilePath = PROFILE_DIR ? (await a.call<{ path: string }>('prof-stop', { dir: PROFILE_DIR })).path : undefined;
+    const statements = STATEMENTS ? (await a.call<{ statements: StatementTime[] }>('stmts-stop')).statements : undefined;
     const after = await Promise.all(engines.map((e) => e.call<NodeStatus>('status')));
     after[0]!.memory.live = (await a.call<{ mb: number }>('live-heap')).mb;
     const peaks = engines.map((e) => memoryOf(e.pid)!.peakMb);
@@ -550,6 +557,7 @@ async function engineRun(store: string, monitors: number, target: Child, targetP
       errors: results.errors,
       metrics,
       profile: profilePath,
+      statements,
     };
     if (b) {
       const victims = new Set<number>();
@@ -694,6 +702,13 @@ function report(runs: EngineFigures[], bares: BareFigures[]): void {
   process.stdout.write(`${out.join('\n')}\n`);
   for (const r of runs.filter((x) => x.profile)) {
     process.stdout.write(`\nCPU profile of the engine, ${storeName(r.store)} ${r.monitors} (${r.profile}):\n${summariseProfile(r.profile!)}\n`);
+  }
+  for (const r of runs.filter((x) => x.statements)) {
+    const checks = r.startedPerSec * SECONDS;
+    const lines = r.statements!.slice(0, 15).map((t) =>
+      `${t.ms.toFixed(0).padStart(8)} ms ${String(t.calls).padStart(7)} calls ${(t.ms / t.calls).toFixed(2).padStart(8)} ms/call ${((t.ms / checks) * 1000).toFixed(1).padStart(6)} µs/check  ${t.sql}`);
+    const total = r.statements!.reduce((n, t) => n + t.ms, 0);
+    process.stdout.write(`\nStatements awaited by the engine, ${storeName(r.store)} ${r.monitors} (${total.toFixed(0)} ms in all, ${((total / checks) * 1000).toFixed(1)} µs a check):\n${lines.join('\n')}\n`);
   }
 }
 
