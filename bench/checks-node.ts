@@ -16,7 +16,7 @@ import { loadConfig, type Config } from '../src/config/load.js';
 import type { Db, Executor, QueryOptions } from '../src/db/db.js';
 import { createServices } from '../src/services.js';
 import {
-  addressOf, BULK_MAX, COUNT_SQL, INTERVAL_SECS, RESULTS_SQL, resultColumnsOf, TARGETS_SQL, type NodeOptions, type NodeStatus, type ResultRow,
+  addressOf, BULK_MAX, COUNT_SQL, INTERVAL_SECS, RESULTS_SQL, resultColumnsOf, TARGETS_SQL, type NodeOptions, type NodeStatus, type ResultRow, type StatementTime,
 } from './checks-shared.js';
 import { startWindowProfile, type WindowProfile } from './window-profile.js';
 
@@ -65,7 +65,7 @@ async function seed(o: NodeOptions): Promise<object> {
 }
 
 /**
- * Time awaited per statement (by its first 90 characters), once `timeStatements` wraps the store.
+ * Time awaited per statement (by its first 90 characters), once `wrapDb` wraps the store.
  * PGlite runs one statement at a time, so there it is close to each statement's own cost.
  */
 class StatementTimes {
@@ -97,7 +97,7 @@ class StatementTimes {
     db.transaction = (fn) => transaction((tx) => fn(this.wrap(tx)));
   }
 
-  take(): Array<{ sql: string; calls: number; ms: number }> {
+  take(): StatementTime[] {
     const out = [...this.times].map(([sql, t]) => ({ sql, ...t })).sort((a, b) => b.ms - a.ms);
     this.times.clear();
     return out;

@@ -19,10 +19,9 @@ import { DEFAULT_LEASE_TTL_MS } from '../src/checks/index.js';
 import { nextSlotMs, phaseMs, shardOf } from '../src/scheduler/slots.js';
 import { compileTree, type CompiledTree } from './checks-build.js';
 import { summariseProfile } from './checks-profile.js';
-import type { StatementTime } from './checks-shared.js';
 import { cpuMsOf, machineCpuMs, memoryOf, RssSampler } from './checks-proc.js';
 import {
-  COUNT_SQL, INTERVAL_MS, INTERVAL_SECS, RESULTS_SQL, resultColumnsOf, TARGETS_SQL, type NodeOptions, type NodeStatus, type ResultColumns, type ResultRow,
+  COUNT_SQL, INTERVAL_MS, INTERVAL_SECS, RESULTS_SQL, resultColumnsOf, TARGETS_SQL, type NodeOptions, type NodeStatus, type ResultColumns, type ResultRow, type StatementTime,
 } from './checks-shared.js';
 
 const { values: flags } = parseArgs({
@@ -57,7 +56,7 @@ if (flags.help) {
   --quiet 60             before each window, wait up to this long for the rest of the machine to fall under 0.25 of a core
   --tsx                  run the processes under tsx instead of compiling src/ and bench/ to JavaScript first (quicker to start; tsx's loader adds to RSS)
   --cpu-prof DIR         profile the engine over the window (inspector) and summarise; figures of a profiled run are not comparable
-  --statements           time every statement the engine awaits over the window and list the costliest (on PGlite, each one's own cost)
+  --statements           time every statement the (first) engine awaits over the window and list the costliest (on PGlite, each one's own cost)
 `);
   process.exit(0);
 }

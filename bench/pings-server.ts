@@ -45,8 +45,8 @@ async function startKeepwatchPings(databaseUrl: string | undefined, maxTargets: 
 }
 
 try {
-  const [kind, url, maxTargets] = process.argv.slice(2);
-  const server = kind === 'bare' ? await startBarePings(Number(url || 0)) : await startKeepwatchPings(url || undefined, Number(maxTargets));
+  const [kind, ...args] = process.argv.slice(2);
+  const server = kind === 'bare' ? await startBarePings(Number(args[0] || 0)) : await startKeepwatchPings(args[0] || undefined, Number(args[1]));
   let profile: Promise<WindowProfile> | null = null;
   process.on('message', (message: string | { type: string; dir?: string }) => {
     if (message === 'stop') void server.close().then(() => process.exit(0));

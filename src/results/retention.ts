@@ -1,8 +1,8 @@
 // The history sweep: raw results after the org plan's `raw_days`, hourly rollups moved into daily
-// ones after HOURLY_KEEP_DAYS, daily rollups after `retention_days`, idempotency keys after a day, heartbeat
-// pings after PING_LOG_DAYS and their output (a POST body) after the shorter OUTPUT_DAYS. Deletes go
-// in small batches, each its own statement, so no table is locked and no transaction runs long;
-// two nodes sweeping at once only repeat each other's lookups.
+// ones after HOURLY_KEEP_DAYS, daily rollups after `retention_days`, idempotency keys after a day,
+// heartbeat pings after PING_LOG_DAYS and their output (a POST body) after the shorter OUTPUT_DAYS.
+// Deletes go in small batches, each its own statement, so no table is locked and no transaction
+// runs long; two nodes sweeping at once only repeat each other's lookups.
 import type { Logger } from 'pino';
 import type { Db } from '../db/db.js';
 import type { PlanService } from '../plans/service.js';

@@ -1,5 +1,6 @@
 // The one rule that turns results into uptime and latency figures, used both when results are
-// written (hourly and daily rollups) and when a short range is read from raw results.
+// written (hourly rollups, which the history sweep later sums into daily ones) and when a short range
+// is read from raw results.
 //
 // Time-based: the stretch between two consecutive results of a monitor in a region counts with the
 // status of the earlier one, for at most that result's `staleAfterMs` (three intervals for a

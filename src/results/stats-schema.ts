@@ -52,7 +52,7 @@ const Series = Type.Array(LatencyPoint, { description: 'Every bucket of the rang
 export const LatencyReport = Type.Object({
   ...head,
   region: nullable(Type.String({ description: 'The region asked for; null: every region pooled.' })),
-  bucket_secs: Type.Integer({ minimum: 60, description: 'Width of a series bucket, chosen from the range: 1, 5 or 15 minutes from raw results, 1 or 6 hours from the hourly rollups, 1 day from the daily ones.' }),
+  bucket_secs: Type.Integer({ minimum: 60, description: 'Width of a series bucket, chosen from the range: 1, 5 or 15 minutes from raw results, 1 or 6 hours from the hourly rollups, 1 day from the daily ones (and the hours not yet moved into days).' }),
   summary: LatencyStats,
   series: Series,
 }, { additionalProperties: false });
