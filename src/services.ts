@@ -13,7 +13,7 @@ import { OrgDirectory } from './orgs/directory.js';
 import { PlanService, seedPlans } from './plans/service.js';
 import { quotaEventWriter, type QuotaEvent } from './plans/quota-events.js';
 import { RateLimiter } from './plans/rate-budget.js';
-import { RegionCatalog } from './regions/catalog.js';
+import { LOCAL_REGION, RegionCatalog } from './regions/catalog.js';
 import { DenyListHolder, installSighupReload } from './net/deny-lists.js';
 import { NetworkGuard } from './net/guard.js';
 import { createSealer, type Sealer } from './shared/seal.js';
@@ -131,7 +131,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     tokens: new TokenVerifier(db, clock, cacheTtlMs, (err) => log.warn({ err }, 'api token last_used_at write failed')),
     orgs: new OrgDirectory(db, clock, cacheTtlMs),
     plans: new PlanService(db, clock, cfg.int(config, 'plan_cache_ttl_secs') * 1000, cfg.str(config, 'deployment.mode') === 'self_hosted'),
-    regions: new RegionCatalog(db, clock),
+    regions: new RegionCatalog(db, clock, { regionId: LOCAL_REGION, runsFlows: cfg.bool(config, 'flow.enabled') }),
     rdap: new RdapBootstrap(cfg.str(config, 'checker.rdap_bootstrap_url'), clock),
     operatorSecret: operatorSecret(config, dataDir, log),
     async close() {

@@ -9,7 +9,7 @@ import { runProbe, type ProbeContext } from '../probes/index.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import type { Services } from '../services.js';
 import { resolveVariableValues } from '../variables/index.js';
-import { LOCAL_REGION } from './service.js';
+import { LOCAL_REGION } from '../regions/catalog.js';
 
 /** How long an org's variable values serve scheduled checks before they are read again. */
 const VARIABLES_TTL_MS = 30_000;

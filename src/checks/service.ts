@@ -8,6 +8,7 @@ import { runnableSpec, runProbe, type ProbeContext, type ProbeResult, type Runna
 import { roundTimings, staleAfterMsOf, toCheckResult, type CheckResultT, type ResultWriter } from '../results/index.js';
 import { effectiveIntervalSecs } from '../scheduler/slots.js';
 import type { Clock, OrgRef } from '../shared/context.js';
+import { LOCAL_REGION } from '../regions/catalog.js';
 import { AppError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import type { Sealer } from '../shared/seal.js';
@@ -19,9 +20,6 @@ import { openCredentials } from '../targets/redaction.js';
 import { checkVariables, getTargetRowInOrg } from '../targets/service.js';
 import type { TargetRow } from '../targets/store.js';
 import { resolveVariableValues } from '../variables/index.js';
-
-/** The region of the runner built into every node. */
-export const LOCAL_REGION = 'local';
 
 export interface ChecksCtx {
   db: Db;

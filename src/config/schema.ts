@@ -45,7 +45,7 @@ const BASE_KEYS: Record<string, KeySpec> = {
   'checker.per_host_max_inflight': { type: 'integer', default: 2, min: 1, description: 'Checks in flight per (org, host, port); ticks over the cap are dropped.' },
   'checker.rdap_max_inflight': { type: 'integer', default: 4, min: 1, description: 'RDAP requests in flight per TLD.' },
   'checker.rdap_bootstrap_url': { type: 'string', default: 'https://data.iana.org/rdap/dns.json', description: 'RDAP bootstrap registry (RFC 9224) for domain_expiry checks: an http(s) URL, or a `file:` URL naming a local copy for air-gapped deployments. Fetched on first use and kept for the process lifetime.' },
-  'flow.enabled': { type: 'boolean', default: false, description: 'This process may run browser flow checks (needs Chromium).' },
+  'flow.enabled': { type: 'boolean', default: false, description: 'This process may run browser flow checks (needs Chromium). Off, the built-in region `local` takes no flow monitor (422 `NO_FLOW_CAPABLE_AGENT` unless another flow-capable region serves it).' },
   'auth.public_base_url': { type: 'string', description: 'Public origin of the service: links, ping URLs and the passkey relying party. Unset: `http://{http.host}:{http.port}`, a wildcard or loopback host written `localhost` and an IPv6 one in brackets (`http://localhost:8080` with the defaults; `PORT=9000` gives `http://localhost:9000`). Behind a proxy or on a public name, set it.' },
   'auth.fingerprint_salt': { type: 'string', secret: true, description: 'HMAC key for stored IP and User-Agent hashes; generated into `data_dir` when unset.' },
   'auth.fingerprint_salt_rotate': { type: 'boolean', default: false, description: 'Allow booting with a salt other than the one the store was first used with.' },

@@ -24,7 +24,9 @@ function median(sorted: readonly number[]): number {
 
 /**
  * `successes` are epoch ms in ascending order. The suggestion is the real cadence rounded to the
- * nearest minute (cron jitter of seconds does not move it), within the period's bounds (60 s to 30 d).
+ * nearest minute (cron jitter of seconds does not move it), within the period's bounds (60 s to 30 d);
+ * a `too_tight` one is rounded up instead when the nearest minute plus the grace would still be
+ * shorter than the cadence, so that following the advice ends it.
  */
 export function cadenceOf(successes: readonly number[], timing: { period: number; grace: number }): Cadence {
   if (successes.length < 2) return { observedPeriodMs: null, advice: null };
@@ -34,6 +36,8 @@ export function cadenceOf(successes: readonly number[], timing: { period: number
   const window = timing.period + timing.grace;
   const kind = observed > window ? 'too_tight' : window >= TOO_LOOSE_FACTOR * observed ? 'too_loose' : null;
   if (!kind) return { observedPeriodMs: observed, advice: null };
-  const suggested = Math.min(PERIOD_MAX_MS, Math.max(MINUTE_MS, Math.round(observed / MINUTE_MS) * MINUTE_MS));
+  const nearest = Math.round(observed / MINUTE_MS) * MINUTE_MS;
+  const fitting = kind === 'too_tight' && nearest + timing.grace < observed ? Math.ceil(observed / MINUTE_MS) * MINUTE_MS : nearest;
+  const suggested = Math.min(PERIOD_MAX_MS, Math.max(MINUTE_MS, fitting));
   return { observedPeriodMs: observed, advice: { kind, suggested_period_secs: suggested / 1000 } };
 }

@@ -85,7 +85,7 @@ function recordFailure(request: FastifyRequest, services: Services, failureReaso
 async function resolveOrg(request: FastifyRequest, services: Services, userId: string, bound: OrgRef | null): Promise<OrgRef> {
   const header = request.headers['x-service-org'];
   if (header === undefined) {
-    if (!bound) throw new AppError(400, 'ORG_REQUIRED', 'this token is not bound to an org: send X-Service-Org: <org slug>');
+    if (!bound) throw new AppError(400, 'ORG_REQUIRED', 'this token is not bound to an org: send X-Service-Org: <org slug>', { field: 'X-Service-Org' });
     return bound;
   }
   if (typeof header !== 'string' || !ORG_SLUG_RE.test(header)) {

@@ -87,7 +87,9 @@ export class NotificationWorker {
   /**
    * Reminders due on open, unacknowledged incidents that are not recovering. A monitor under a
    * suppressing maintenance window, paused, or held by its plan (no alerting) is passed over and
-   * stays due: its reminder goes once the window ends, or it runs again.
+   * stays due: its reminder goes once the window ends, or it runs again. So is one whose reminders
+   * were turned off (`renotify_interval_secs` 0) after its incident opened: the setting as it is
+   * now decides, and turning them back on sends the one due.
    */
   private async queueReminders(): Promise<void> {
     const now = this.deps.clock.now();
@@ -96,7 +98,8 @@ export class NotificationWorker {
         `SELECT i.id, i.org_id, i.target_id, i.reminders_sent, t.renotify_interval_secs
            FROM incidents i LEFT JOIN targets t ON t.id = i.target_id
           WHERE i.next_reminder_at <= $1 AND i.status = 'open' AND i.acknowledged_at IS NULL AND i.recovering_since IS NULL
-            AND t.held_at IS NULL AND t.enabled IS NOT FALSE AND NOT ${suppressedAtSql('i.target_id', '$1')}
+            AND t.held_at IS NULL AND t.enabled IS NOT FALSE AND t.renotify_interval_secs IS DISTINCT FROM 0
+            AND NOT ${suppressedAtSql('i.target_id', '$1')}
           ORDER BY i.next_reminder_at LIMIT 100 FOR UPDATE OF i SKIP LOCKED`, [now]);
       if (!due.length) return;
       await enqueueNotifications(tx, due.map((d) => ({ orgId: d.org_id, incidentId: d.id, targetId: d.target_id, event: 'reminder' as const })), now);

@@ -58,9 +58,9 @@ export class AppError extends Error {
 
 export const notFound = (what = 'resource'): AppError => new AppError(404, 'NOT_FOUND', `${what} not found`);
 
-export const quotaExceeded = (quota: string, limit: number | null, details: Record<string, unknown> = {}): AppError =>
+export const quotaExceeded = (quota: string, limit: number | null, details: Record<string, unknown> = {}, field?: string): AppError =>
   new AppError(422, 'QUOTA_EXCEEDED', `plan limit reached: ${quota} is ${limit ?? 'unlimited'}`,
-    { quota, rejection: { event: 'quota_exceeded', quota, details: { limit, ...details } } });
+    { quota, ...(field !== undefined && { field }), rejection: { event: 'quota_exceeded', quota, details: { limit, ...details } } });
 
 /**
  * The same error placed under `prefix` (an item of a batch: `targets[3]`, `copies[1]`): its field

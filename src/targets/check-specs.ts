@@ -2,13 +2,15 @@
 // PATCH, bulk, duplicate and test bodies alike, fill defaults, and document the API.
 // Rules a schema cannot state (cross-field rules, DNS forms, SSRF) live in the checks' validators.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { discriminated, nullable } from '../http/schema-helpers.js';
+import { discriminated } from '../http/schema-helpers.js';
 import {
   DNS_RECORD_TYPES, EXPECTED_RECORD_MAX_LENGTH, EXPECTED_RECORDS_MAX, EXPIRY_DAYS, FLOW_STEP_TIMEOUT_MS, FLOW_STEPS_MAX,
   FLOW_TIMEOUT_MS, HEARTBEAT_MAX_MS, HEARTBEAT_PERIOD_MIN_MS, HTTP_METHODS, IP_VERSIONS,
 } from './constants.js';
 
 const strict = { additionalProperties: false } as const;
+/** An optional field a response shows as `null` when unset: one shape whether a client sent `null` or nothing. */
+const unsetIsNull = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()], { default: null }));
 const timeout = (fallback: number, max = 60_000) =>
   Type.Integer({ minimum: 1, maximum: max, default: fallback, description: `Milliseconds; default ${fallback}.` });
 const ipVersion = Type.Union(IP_VERSIONS.map((v) => Type.Literal(v)), { default: 'any', description: 'Address family to connect over.' });
@@ -35,13 +37,13 @@ export const HttpCheck = Type.Object({
   timeout: timeout(10_000),
   follow_redirects: Type.Boolean({ default: true }),
   max_redirects: Type.Integer({ minimum: 0, maximum: 20, default: 5 }),
-  expected_status: Type.Optional(ExpectedStatus),
-  expected_body_contains: Type.Optional(nullable(Type.String({ minLength: 1, maxLength: 1024 }))),
+  expected_status: Type.Optional({ ...ExpectedStatus, default: DEFAULT_EXPECTED_STATUS }),
+  expected_body_contains: unsetIsNull(Type.String({ minLength: 1, maxLength: 1024 })),
   headers: Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ maxLength: 8192 }), { default: {}, description: 'Request headers; values may reference variables, secret ones included. A name must be an HTTP token (no space, colon or control character) and a value must hold no CR, LF, NUL or other control character (tab aside) nor a character beyond U+00FF, as the HTTP client checks when sending; otherwise 400 `VALIDATION_FAILED` naming `check.headers.<name>` (`headers.<name>` on `POST /api/v1/targets/test`).' }),
-  body: Type.Optional(nullable(Type.String({ maxLength: 65_536 }))),
+  body: unsetIsNull(Type.String({ maxLength: 65_536 })),
   verify_tls: Type.Boolean({ default: true }),
-  basic_auth: Type.Optional(nullable(Type.Tuple([Type.String({ maxLength: 1024 }), Type.String({ maxLength: 1024 })], { description: '[user, password]; redacted as `***` in responses.' }))),
-  bearer_token: Type.Optional(nullable(Type.String({ minLength: 1, maxLength: 8192, description: 'Redacted as `***` in responses.' }))),
+  basic_auth: unsetIsNull(Type.Tuple([Type.String({ maxLength: 1024 }), Type.String({ maxLength: 1024 })], { description: '[user, password]; redacted as `***` in responses.' })),
+  bearer_token: unsetIsNull(Type.String({ minLength: 1, maxLength: 8192, description: 'Redacted as `***` in responses.' })),
   ip_version: ipVersion,
 }, { ...strict, title: 'HttpCheck' });
 
@@ -66,11 +68,11 @@ export const DnsCheck = Type.Object({
   type: Type.Literal('dns'),
   domain: Type.String({ description: 'Name to query, at most 253 characters (PTR: an address or its reverse name); a malformed one is 400 `INVALID_DNS_PARAMS`.' }),
   record_type: Type.Union(DNS_RECORD_TYPES.map((t) => Type.Literal(t))),
-  resolver: Type.Optional(nullable(Type.String({ description: '`ip` or `ip:port`; omitted means the process resolver. Another form is 400 `INVALID_DNS_PARAMS`.' }))),
-  expected_contains: Type.Optional(nullable(Type.String({ minLength: 1, maxLength: 2048 }))),
-  expected_records: Type.Optional(nullable(Type.Array(Type.String(), {
+  resolver: unsetIsNull(Type.String({ description: '`ip` or `ip:port`; omitted means the process resolver. Another form is 400 `INVALID_DNS_PARAMS`.' })),
+  expected_contains: unsetIsNull(Type.String({ minLength: 1, maxLength: 2048 })),
+  expected_records: unsetIsNull(Type.Array(Type.String(), {
     description: `Exact answer set; an empty list equals none. Up to ${EXPECTED_RECORDS_MAX} values, each 1..${EXPECTED_RECORD_MAX_LENGTH} characters in the record type's form; beyond, 400 \`INVALID_DNS_PARAMS\`.`,
-  }))),
+  })),
   timeout: timeout(5_000),
 }, { ...strict, title: 'DnsCheck' });
 
@@ -78,7 +80,7 @@ export const HeartbeatCheck = Type.Object({
   type: Type.Literal('heartbeat'),
   period: Type.Integer({ minimum: HEARTBEAT_PERIOD_MIN_MS, maximum: HEARTBEAT_MAX_MS, default: 86_400_000, description: 'Expected time between successes, ms (60 s to 30 d); default one day.' }),
   grace: Type.Integer({ minimum: 0, maximum: HEARTBEAT_MAX_MS, default: 3_600_000, description: 'Extra wait before going down, ms (0 to 30 d); default one hour.' }),
-  max_runtime: Type.Optional(nullable(Type.Integer({ minimum: HEARTBEAT_PERIOD_MIN_MS, maximum: HEARTBEAT_MAX_MS, description: 'Longest a `/start`ed run may take, ms.' }))),
+  max_runtime: unsetIsNull(Type.Integer({ minimum: HEARTBEAT_PERIOD_MIN_MS, maximum: HEARTBEAT_MAX_MS, description: 'Longest a `/start`ed run may take, ms.' })),
 }, { ...strict, title: 'HeartbeatCheck' });
 
 export const ManualCheck = Type.Object({ type: Type.Literal('manual') }, { ...strict, title: 'ManualCheck' });
@@ -87,7 +89,7 @@ export const TlsCertCheck = Type.Object({
   type: Type.Literal('tls_cert'),
   host,
   port: port('TLS port; default 443.', 443),
-  server_name: Type.Optional(nullable(Type.String({ minLength: 1, maxLength: 253, description: 'SNI override; defaults to `host`.' }))),
+  server_name: unsetIsNull(Type.String({ minLength: 1, maxLength: 253, description: 'SNI override; defaults to `host`.' })),
   warn_days: days(30, 'Degraded below this many days; strictly greater than `critical_days`'),
   critical_days: days(7, 'Down below this many days'),
   timeout: timeout(10_000),
@@ -111,7 +113,7 @@ export const FlowStep = discriminated('op', [
   Type.Object({ op: Type.Literal('fill'), selector, value: Type.String({ maxLength: 4096, description: 'May be a `{{name}}` reference to an org secret; redacted as `***` in responses.' }) }, strict),
   Type.Object({ op: Type.Literal('click'), selector }, strict),
   Type.Object({ op: Type.Literal('wait_for'), selector }, strict),
-  Type.Object({ op: Type.Literal('assert_text'), contains: Type.String({ minLength: 1, maxLength: 1024 }), selector: Type.Optional(nullable(selector)) }, strict),
+  Type.Object({ op: Type.Literal('assert_text'), contains: Type.String({ minLength: 1, maxLength: 1024 }), selector: unsetIsNull(selector) }, strict),
   Type.Object({ op: Type.Literal('assert_url'), contains: Type.String({ minLength: 1, maxLength: 2048 }) }, strict),
 ]);
 

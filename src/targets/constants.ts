@@ -41,11 +41,11 @@ export const DUPLICATE_COPIES_MAX = 100;
 export const RECOVERY_PERIOD_MAX_SECS = 1800;
 export const RENOTIFY_MIN_SECS = 60;
 /**
- * Ceilings the spec does not state, kept so a value fits the integer columns; beyond them is 400
- * `INVALID_ALERT_CONFIG` like the spec's own bounds. A year between reminders is "never" in practice.
+ * The spec sets no ceiling on these: the only one is what the integer columns hold (2^31 - 1),
+ * beyond which is 400 `INVALID_ALERT_CONFIG` like the spec's own bounds.
  */
-export const ALERT_CONFIRMATIONS_MAX = 1000;
-export const RENOTIFY_MAX_SECS = 365 * 86400;
+export const ALERT_CONFIRMATIONS_MAX = 2_147_483_647;
+export const RENOTIFY_MAX_SECS = 2_147_483_647;
 
 export const DEFAULT_ALERT_CONFIRMATIONS = 2;
 export const DEFAULT_RENOTIFY_INTERVAL_SECS = 3600;

@@ -320,7 +320,7 @@ export function checkExpectedRecords(type: DnsRecordType, records: readonly stri
 
 /**
  * Every dns write-time rule; returns the check to store: domain normalised (PTR addresses as their
- * reverse name), resolver trimmed, `expected_records` dropped when empty.
+ * reverse name), resolver trimmed, `expected_records` null when empty (an empty list equals none).
  */
 export function normaliseDnsCheck<T extends DnsParams>(check: T): T {
   const out: T = { ...check, domain: normaliseQueryName(check.domain, check.record_type) };
@@ -329,6 +329,6 @@ export function normaliseDnsCheck<T extends DnsParams>(check: T): T {
     out.resolver = check.resolver.trim();
   }
   const records = checkExpectedRecords(check.record_type, check.expected_records, check.expected_contains);
-  if (records === null) delete out.expected_records;
+  if (records === null) out.expected_records = null;
   return out;
 }

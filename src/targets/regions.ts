@@ -40,7 +40,7 @@ export function defaultRegions(kind: CheckKind, catalog: readonly OperatorRegion
   if (chosen.length === 0) {
     throw new AppError(422, 'REGION_INVALID', 'regions: no enabled region is selected by default; name the regions to probe from', { field: 'regions' });
   }
-  if (maxRegions === 0) throw quotaExceeded('max_regions', 0);
+  if (maxRegions === 0) throw quotaExceeded('max_regions', 0, {}, 'regions');
   return cut(chosen.map((r) => r.id), maxRegions);
 }
 
@@ -60,7 +60,7 @@ export function checkRegions(kind: CheckKind, requested: readonly string[], cata
     if (!ids.includes(id)) ids.push(id);
   });
   const kept = clampFlow(kind, ids, catalog);
-  if (maxRegions !== null && kept.length > maxRegions) throw quotaExceeded('max_regions', maxRegions);
+  if (maxRegions !== null && kept.length > maxRegions) throw quotaExceeded('max_regions', maxRegions, {}, 'regions');
   return kept;
 }
 

@@ -32,6 +32,10 @@ describe('cadence advice', () => {
     assert.deepEqual(cadenceOf(every(5, 15 * MIN + 1), timing).advice, { kind: 'too_tight', suggested_period_secs: 15 * 60 });
     assert.equal(cadenceOf(every(5, 15.5 * MIN), timing).advice?.suggested_period_secs, 16 * 60, 'to the nearest minute');
     assert.equal(cadenceOf(every(5, 15 * MIN), timing).advice, null, 'exactly period + grace fits');
+    const noGrace = { period: MIN, grace: 0 };
+    assert.deepEqual(cadenceOf(every(6, 71_000), noGrace).advice, { kind: 'too_tight', suggested_period_secs: 120 },
+      'rounded up where the nearest minute would leave it too tight (71 s with no grace)');
+    assert.equal(cadenceOf(every(6, 130_000), { period: MIN, grace: 20_000 }).advice?.suggested_period_secs, 120, 'the nearest minute, where the grace covers the rest');
   });
 
   it('too_loose when period + grace is at least four times the real cadence', () => {

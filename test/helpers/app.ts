@@ -54,6 +54,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       'auth.fingerprint_salt': 'test-salt',
       // No internet here: IANA's registry is replaced by a local copy (com, net, org, uk, ...; no de).
       'checker.rdap_bootstrap_url': RDAP_BOOTSTRAP_FIXTURE_URL,
+      // The built-in region takes flow monitors only where the process may run flows.
+      'flow.enabled': true,
       ...options.config,
     },
   });

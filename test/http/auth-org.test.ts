@@ -67,8 +67,8 @@ describe('X-Service-Org', () => {
     assert.equal(body.error.field, 'X-Service-Org');
   });
 
-  it('unbound token without the header: 400 ORG_REQUIRED', async () => {
-    assertError(await probe(unboundA), 400, 'ORG_REQUIRED');
+  it('unbound token without the header: 400 ORG_REQUIRED, naming the header', async () => {
+    assert.equal(assertError(await probe(unboundA), 400, 'ORG_REQUIRED').error.field, 'X-Service-Org');
   });
 
   it('unbound token acts in whichever of its user\'s orgs the header names', async () => {

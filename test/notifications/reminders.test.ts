@@ -1,6 +1,6 @@
 // When notifications do not go: a monitor under a maintenance window that suppresses alerts sends
 // no reminder and no recovery notice while the window runs (reminders resume after it), a paused
-// or held monitor sends no reminder, and a
+// or held monitor, or one whose reminders were turned off since, sends no reminder, and a
 // reminder already queued or retrying when the incident is acknowledged or resolved is not sent.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -134,6 +134,20 @@ describe('reminders and recovery notices that do not go', () => {
     assert.equal((await api('PATCH', `/api/v1/targets/${id}`, { enabled: true })).statusCode, 200);
     await worker.tick();
     assert.deepEqual(eventsAt('held'), ['reminder']);
+  });
+
+  it('reminders turned off after the incident opened send none; turned back on, the one due goes', async () => {
+    const id = await monitor('turned-off');
+    await feed(id, 'down');
+    await worker.tick();
+    assert.deepEqual(eventsAt('turned-off'), ['opened']);
+    assert.equal((await api('PATCH', `/api/v1/targets/${id}`, { renotify_interval_secs: 0 })).statusCode, 200);
+    advance(5 * MIN);
+    await worker.tick();
+    assert.deepEqual(eventsAt('turned-off'), [], 'off: the reminder scheduled at the opening does not go');
+    assert.equal((await api('PATCH', `/api/v1/targets/${id}`, { renotify_interval_secs: 60 })).statusCode, 200);
+    await worker.tick();
+    assert.deepEqual(eventsAt('turned-off'), ['reminder']);
   });
 
   it('no recovery notice while a suppressing window runs, whether the monitor recovers or a person resolves it', async () => {

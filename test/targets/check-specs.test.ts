@@ -22,20 +22,25 @@ function reject(check: object): AppError {
 }
 
 describe('check specs', () => {
-  it('fills the documented defaults of each kind, and only that kind', () => {
+  it('fills the documented defaults of each kind, and only that kind; an optional field left out is null', () => {
     assert.deepEqual(accept({ type: 'http', url: 'https://example.com' }), {
       type: 'http', url: 'https://example.com', method: 'GET', timeout: 10000, follow_redirects: true, max_redirects: 5,
-      headers: {}, verify_tls: true, ip_version: 'any',
+      headers: {}, verify_tls: true, ip_version: 'any', expected_status: DEFAULT_EXPECTED_STATUS,
+      expected_body_contains: null, body: null, basic_auth: null, bearer_token: null,
+    });
+    assert.deepEqual(accept({ type: 'dns', domain: 'example.com', record_type: 'A' }), {
+      type: 'dns', domain: 'example.com', record_type: 'A', timeout: 5000, resolver: null, expected_contains: null, expected_records: null,
     });
     assert.deepEqual(accept({ type: 'tcp', host: 'example.com', port: 22 }), { type: 'tcp', host: 'example.com', port: 22, timeout: 5000, ip_version: 'any' });
     assert.deepEqual(accept({ type: 'ping', host: 'example.com' }), { type: 'ping', host: 'example.com', timeout: 5000 });
-    assert.deepEqual(accept({ type: 'heartbeat' }), { type: 'heartbeat', period: 86_400_000, grace: 3_600_000 });
+    assert.deepEqual(accept({ type: 'heartbeat' }), { type: 'heartbeat', period: 86_400_000, grace: 3_600_000, max_runtime: null });
     assert.deepEqual(accept({ type: 'manual' }), { type: 'manual' });
-    assert.deepEqual(accept({ type: 'tls_cert', host: 'example.com' }), { type: 'tls_cert', host: 'example.com', port: 443, warn_days: 30, critical_days: 7, timeout: 10000, ip_version: 'any' });
+    assert.deepEqual(accept({ type: 'tls_cert', host: 'example.com' }), { type: 'tls_cert', host: 'example.com', port: 443, warn_days: 30, critical_days: 7, timeout: 10000, ip_version: 'any', server_name: null });
     assert.deepEqual(accept({ type: 'domain_expiry', domain: 'example.com' }), { type: 'domain_expiry', domain: 'example.com', warn_days: 30, critical_days: 7, timeout: 10000 });
     const flow = accept({ type: 'flow', start_url: 'https://example.com', steps: [{ op: 'assert_text', contains: 'Hi' }] });
     assert.equal(flow.timeout, 30000);
     assert.equal(flow.step_timeout, 5000);
+    assert.deepEqual(flow.steps, [{ op: 'assert_text', contains: 'Hi', selector: null }]);
     assert.equal(DEFAULT_EXPECTED_STATUS.kind, 'range');
   });
 

@@ -207,9 +207,9 @@ describe('dns params: record forms and normaliseRecord', () => {
 });
 
 describe('dns params: the whole check', () => {
-  it('normalises the domain, trims the resolver and drops an empty expected_records', () => {
+  it('normalises the domain, trims the resolver and stores an empty expected_records as none (null)', () => {
     const out = normaliseDnsCheck({ domain: ' WWW.Example.com. ', record_type: 'A', resolver: ' 1.1.1.1:53 ', expected_records: [] });
-    assert.deepEqual(out, { domain: 'www.example.com', record_type: 'A', resolver: '1.1.1.1:53' });
+    assert.deepEqual(out, { domain: 'www.example.com', record_type: 'A', resolver: '1.1.1.1:53', expected_records: null });
     const ptr = normaliseDnsCheck({ domain: '192.0.2.1', record_type: 'PTR', expected_records: ['host.example.com.'] });
     assert.deepEqual(ptr, { domain: '1.2.0.192.in-addr.arpa', record_type: 'PTR', expected_records: ['host.example.com.'] });
   });

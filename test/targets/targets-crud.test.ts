@@ -25,7 +25,10 @@ describe('targets CRUD', () => {
     assert.equal(res.headers.location, `/api/v1/targets/${body.id}`);
     assert.deepEqual(body, {
       id: body.id, name: 'web',
-      check: { type: 'http', url: PUBLIC_URL, method: 'GET', timeout: 10000, follow_redirects: true, max_redirects: 5, headers: {}, verify_tls: true, ip_version: 'any' },
+      check: {
+        type: 'http', url: PUBLIC_URL, method: 'GET', timeout: 10000, follow_redirects: true, max_redirects: 5, headers: {}, verify_tls: true, ip_version: 'any',
+        expected_status: { kind: 'range', value: { min: 200, max: 399 } }, expected_body_contains: null, body: null, basic_auth: null, bearer_token: null,
+      },
       interval: 60, enabled: true, tags: [], regions: ['local'], group_name: null, owner_user_id: a.userId, alerts: [],
       alert_confirmations: 2, notify_recovery: true, renotify_interval_secs: 3600, recovery_period_secs: 180, region_policy: 'majority',
       write_source: 'api', created_at: body.created_at, updated_at: body.updated_at,

@@ -68,7 +68,7 @@ describe('targets: duplicate', () => {
     const flow = await create({ name: 'flow', check: { type: 'flow', start_url: PUBLIC_URL, steps: [{ op: 'fill', selector: '#p', value: 'pw' }, { op: 'assert_text', contains: 'ok' }] } });
     const flowCopy = (await duplicate(flow.id, [{ name: 'x', address: 'https://93.184.216.35/login' }])).json().targets[0] as Json;
     assert.equal(flowCopy.check.start_url, 'https://93.184.216.35/login');
-    assert.deepEqual(flowCopy.check.steps, [{ op: 'fill', selector: '#p', value: '***' }, { op: 'assert_text', contains: 'ok' }]);
+    assert.deepEqual(flowCopy.check.steps, [{ op: 'fill', selector: '#p', value: '***' }, { op: 'assert_text', contains: 'ok', selector: null }]);
   });
 
   it('heartbeat and manual take no address (INVALID_ADDRESS); a heartbeat copy gets its own ping URL', async () => {

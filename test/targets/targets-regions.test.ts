@@ -55,8 +55,9 @@ describe('targets: regions', () => {
   it('more regions than max_regions is 422 QUOTA_EXCEEDED, recorded in quota_events', async () => {
     const tenant = await createTenantWithToken(t, { plan: 'team' });
     await overrideCaps(t, tenant.accountId, { max_regions: 1 });
-    const res = await client(t, tenant.token)('POST', '/api/v1/targets', httpTarget({ regions: ['us', 'eu'] }));
-    expectError(res, 422, 'QUOTA_EXCEEDED');
+    const api = client(t, tenant.token);
+    const res = await api('POST', '/api/v1/targets', httpTarget({ regions: ['us', 'eu'] }));
+    expectError(res, 422, 'QUOTA_EXCEEDED', 'regions');
     assert.equal(res.json().error.quota, 'max_regions');
     await t.services.quotaEvents.flush();
     const rows = await t.services.db.query<{ user_id: string; details: Json }>(
@@ -65,6 +66,11 @@ describe('targets: regions', () => {
     assert.equal(rows[0]!.user_id, tenant.userId);
     assert.equal(rows[0]!.details.limit, 1);
     assert.equal(rows[0]!.details.route, '/api/v1/targets');
+    // Every route that sets regions names the field at fault.
+    const one = (await api('POST', '/api/v1/targets', httpTarget({ regions: ['us'] }))).json() as Json;
+    expectError(await api('PUT', `/api/v1/targets/${one.id}/regions`, { regions: ['us', 'eu'] }), 422, 'QUOTA_EXCEEDED', 'regions');
+    expectError(await api('PATCH', `/api/v1/targets/${one.id}`, { regions: ['us', 'eu'] }), 422, 'QUOTA_EXCEEDED', 'regions');
+    expectError(await api('POST', '/api/v1/targets/bulk', { targets: [httpTarget({ regions: ['us', 'eu'] })] }), 422, 'QUOTA_EXCEEDED', 'targets[0].regions');
   });
 
   it('a flow keeps only flow-capable regions, by default and when named', async () => {
@@ -93,6 +99,24 @@ describe('targets: regions', () => {
       await setFlowCapable('local', true);
       await setFlowCapable('us', true);
     }
+  });
+});
+
+describe('targets: a node without flow.enabled', () => {
+  let t: TestApp;
+  before(async () => { t = await startTestApp({ config: { 'flow.enabled': false } }); });
+  after(async () => { await t.close(); });
+
+  it('the built-in region takes no flow: 422 NO_FLOW_CAPABLE_AGENT', async () => {
+    const api = client(t, (await createTenantWithToken(t, { plan: 'team' })).token);
+    expectError(await api('POST', '/api/v1/targets', flowTarget()), 422, 'NO_FLOW_CAPABLE_AGENT', 'regions');
+    expectError(await api('POST', '/api/v1/targets', flowTarget({ regions: ['local'] })), 422, 'NO_FLOW_CAPABLE_AGENT', 'regions');
+    assert.equal((await api('POST', '/api/v1/targets', httpTarget())).statusCode, 201, 'other kinds still run there');
+    // An agent's region keeps the capability its row gives: flow.enabled speaks for this process only.
+    assert.equal((await t.operator('POST', '/operator/regions', { id: 'us', name: 'us', flow_capable: true })).statusCode, 201);
+    const placed = await api('POST', '/api/v1/targets', flowTarget());
+    assert.equal(placed.statusCode, 201, placed.body);
+    assert.deepEqual(placed.json().regions, ['us']);
   });
 });
 
