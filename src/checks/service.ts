@@ -32,12 +32,15 @@ export interface ChecksCtx {
   results: ResultWriter;
 }
 
-export type TestResultT = Omit<CheckResultT, 'id' | 'target_id'>;
+type ResultFieldsT = Omit<CheckResultT, 'id' | 'target_id'>;
+/** A one-shot check's answer: the check result shape, its id naming the run, no monitor. */
+export type TestResultT = ResultFieldsT & { id: string; target_id: null };
 
 /** Heartbeat and manual monitors are fed from outside: nothing to probe (CONTRACT.md: 400). */
-function refuseUnprobeable(kind: CheckKind): void {
+/** `field` names the body's `type` on a test-run; check-now has no body, so its stored kind is named by nothing. */
+function refuseUnprobeable(kind: CheckKind, field?: string): void {
   if (kind === 'heartbeat' || kind === 'manual') {
-    throw new AppError(400, 'HEARTBEAT_NOT_PROBEABLE', `a ${kind} monitor is not probed: it takes ${kind === 'heartbeat' ? 'pings' : 'a state set by hand'}`, { field: 'type' });
+    throw new AppError(400, 'HEARTBEAT_NOT_PROBEABLE', `a ${kind} monitor is not probed: it takes ${kind === 'heartbeat' ? 'pings' : 'a state set by hand'}`, field === undefined ? {} : { field });
   }
 }
 
@@ -66,7 +69,7 @@ async function variableValues(ctx: ChecksCtx, refs: readonly string[]): Promise<
 const run = async (ctx: ChecksCtx, runnable: RunnableSpec): Promise<ProbeResult> =>
   ('spec' in runnable ? runProbe(runnable.spec, ctx.probe) : runnable.unrunnable);
 
-const common = (result: ProbeResult, checkedAt: Date): TestResultT => ({
+const common = (result: ProbeResult, checkedAt: Date): ResultFieldsT => ({
   ...result.fields,
   region: LOCAL_REGION, checked_at: checkedAt.toISOString(), status: result.status,
   duration_ms: Math.max(0, Math.round(result.duration_ms)), error: result.error,
@@ -74,7 +77,7 @@ const common = (result: ProbeResult, checkedAt: Date): TestResultT => ({
 });
 
 export async function testCheck(ctx: ChecksCtx, spec: CheckSpecT): Promise<TestResultT> {
-  refuseUnprobeable(spec.type);
+  refuseUnprobeable(spec.type, 'type');
   // A test-run meets every write-time refusal (service-api.md, "Errors"), the plan's flow switch first as on create.
   checkFlowEnabled(spec.type, ctx.plan);
   try {
@@ -82,7 +85,7 @@ export async function testCheck(ctx: ChecksCtx, spec: CheckSpecT): Promise<TestR
     await checkVariables(ctx.db, ctx.org.id, prepared.texts);
     const checkedAt = ctx.clock.now();
     const values = await variableValues(ctx, prepared.variableRefs);
-    return common(await run(ctx, runnableSpec(spec, prepared.variableRefs, values)), checkedAt);
+    return { id: newId(), target_id: null, ...common(await run(ctx, runnableSpec(spec, prepared.variableRefs, values)), checkedAt) };
   } catch (err) {
     throw atBodyRoot(err);
   }

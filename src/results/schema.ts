@@ -29,8 +29,12 @@ export const CheckResult = Type.Object({
   description: 'One check in one region. The kind\'s fields follow at the top level: http `status_code`, `final_url`, `redirects`, `address`; tcp `address`; dns `domain`, `record_type`, `answers`, `aliases`, `expected_contains`, `matched`, `missing`, `unexpected`; tls_cert and domain_expiry `days_remaining` and the dates.',
 });
 
-export const TestResult = Type.Object(common, {
-  additionalProperties: true, description: 'A one-shot check: the result shape without `id` and `target_id`, not persisted.',
+export const TestResult = Type.Object({
+  id: Type.String({ format: 'uuid', description: 'Names this one run; nothing is stored under it.' }),
+  target_id: Type.Null({ description: 'Null: a one-shot check belongs to no monitor.' }),
+  ...common,
+}, {
+  additionalProperties: true, description: 'A one-shot check: the check result shape, not persisted.',
 });
 
 export const ListResultsQuery = Type.Object({

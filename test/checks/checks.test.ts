@@ -52,7 +52,8 @@ describe('test, check-now and results', () => {
     assert.equal(result.error, null);
     assert.equal(result.region, 'local');
     assert.equal(result.status_code, 200);
-    assert.equal(result.id, undefined);
+    assert.match(result.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-/, 'the check result shape: a UUIDv7 naming the run');
+    assert.equal(result.target_id, null, 'no monitor');
     assert.equal(typeof result.duration_ms, 'number');
     assert.ok(Number.isInteger(result.duration_ms));
     assert.ok(!Number.isNaN(Date.parse(result.checked_at)));
@@ -68,8 +69,8 @@ describe('test, check-now and results', () => {
     expectError(await api('POST', '/api/v1/targets/test', { type: 'http', url: 'ftp://93.184.216.34/' }), 400, 'VALIDATION_FAILED', 'url');
     expectError(await api('POST', '/api/v1/targets/test', { type: 'http', url: `${base}/{{nope}}` }), 422, 'UNRESOLVED_VARIABLE', 'url');
     expectError(await api('POST', '/api/v1/targets/test', { type: 'http', url: base, extra: 1 }), 422, 'INVALID_JSON');
-    expectError(await api('POST', '/api/v1/targets/test', { type: 'heartbeat' }), 400, 'HEARTBEAT_NOT_PROBEABLE');
-    expectError(await api('POST', '/api/v1/targets/test', { type: 'manual' }), 400, 'HEARTBEAT_NOT_PROBEABLE');
+    expectError(await api('POST', '/api/v1/targets/test', { type: 'heartbeat' }), 400, 'HEARTBEAT_NOT_PROBEABLE', 'type');
+    expectError(await api('POST', '/api/v1/targets/test', { type: 'manual' }), 400, 'HEARTBEAT_NOT_PROBEABLE', 'type');
   });
 
   it('test resolves {{key}} variables, secrets in headers included', async () => {
@@ -123,7 +124,8 @@ describe('test, check-now and results', () => {
     for (const check of [{ type: 'heartbeat' }, { type: 'manual' }]) {
       const res = await api('POST', '/api/v1/targets', { name: check.type, check });
       assert.equal(res.statusCode, 201, res.body);
-      expectError(await api('POST', `/api/v1/targets/${(res.json() as Json).id}/check-now`), 400, 'HEARTBEAT_NOT_PROBEABLE');
+      const err = expectError(await api('POST', `/api/v1/targets/${(res.json() as Json).id}/check-now`), 400, 'HEARTBEAT_NOT_PROBEABLE');
+      assert.equal(err.field, undefined, 'check-now has no body to name');
     }
     const other = await createTenantWithToken(t, { plan: 'team' });
     const foreign = await createHttp({ url: base });
