@@ -46,7 +46,7 @@ export interface IngestOptions {
 
 const LOCKED_COLUMNS = ['target_id', 'org_id', 'token_hash', 'previous_token_hash', 'previous_expires_at', 'status', 'first_ping_at',
   'last_ping_at', 'last_success_at', 'last_start_at', 'run_started_at', 'last_fail_at', 'last_exit_code', 'last_fail_ping_id',
-  'window_from', 'due_at', 'previous_last_used_at'] as const;
+  'window_from', 'due_at', 'previous_last_used_at', 'retired_token_hashes', 'retired_expires_at'] as const;
 type LockedRow = Pick<HeartbeatRow, (typeof LOCKED_COLUMNS)[number]> & HeartbeatTiming & { counting: boolean };
 /** What judging a ping reads of its heartbeat besides the state. */
 type JudgedRow = Pick<LockedRow, 'target_id' | 'org_id' | 'token_hash' | 'counting'> & HeartbeatTiming;
@@ -200,17 +200,21 @@ export class PingIngest {
     const rows = pings.length ? await lockHeartbeats(tx, pings, this.deps.clock.now()) : [];
     const byToken = new Map(rows.map((r) => [r.token_hash, r]));
     const byPrevious = new Map(rows.filter((r) => r.previous_token_hash).map((r) => [r.previous_token_hash!, r]));
+    const byRetired = new Map(rows.flatMap((r) => r.retired_token_hashes.map((hash, i) => [hash, { row: r, expiresAt: r.retired_expires_at[i]! }] as const)));
     const changes = new Map<string, { row: LockedRow; change: StateChange }>();
     const logged: PingRow[] = [];
     const results: CheckResultRecord[] = [];
     for (const op of batch) {
       if (op.kind === 'output') { outcomes.push(null); continue; }
-      let row = byToken.get(op.tokenHash);
+      const at = new Date(op.at);
       const previous = byPrevious.get(op.tokenHash);
-      if (!row && previous && previous.previous_expires_at! > new Date(op.at)) row = previous;
+      const viaPrevious = previous && previous.previous_expires_at! > at ? previous : undefined;
+      const retired = byRetired.get(op.tokenHash);
+      const row = byToken.get(op.tokenHash) ?? viaPrevious ?? (retired && retired.expiresAt > at ? retired.row : undefined);
       if (!row) { outcomes.push(null); continue; }
       const change = changes.get(row.target_id)?.change ?? changeOf(row);
-      if (row !== byToken.get(op.tokenHash)) change.previousLastUsedAt = op.at;
+      // The record shows when the latest replaced URL was last used; older ones are not shown.
+      if (row === viaPrevious) change.previousLastUsedAt = op.at;
       const judgement = judge(row, change, op);
       if (judgement.result) results.push(judgement.result);
       changes.set(row.target_id, { row, change });
@@ -268,5 +272,6 @@ async function lockHeartbeats(tx: Executor, pings: readonly PingOp[], now: Date)
     `SELECT ${LOCKED_COLUMNS.map((c) => `h.${c}`).join(', ')}, ${TIMING_SQL}, ${COUNTING_SQL} AS counting
        FROM heartbeats h JOIN targets t ON t.id = h.target_id JOIN orgs o ON o.id = t.org_id
       WHERE h.token_hash = ANY($1::text[]) OR (h.previous_token_hash = ANY($1::text[]) AND h.previous_expires_at > $2)
+         OR h.retired_token_hashes && $1::text[]
       ORDER BY h.target_id FOR UPDATE OF h`, [hashes, now], { prepared: 'heartbeat_lock' });
 }

@@ -45,7 +45,7 @@ export function registerHeartbeatRoutes(app: FastifyInstance, services: Services
   addRoute(app, {
     method: 'POST', url: '/api/v1/targets/:id/heartbeat/rotate', auth: 'user', scope: 'targets:write', tags: TAGS,
     summary: 'Mint a replacement ping URL',
-    description: `JSON body required; \`{}\` is an ordinary rotation: the replaced URL keeps working (and counting) for 24 hours, shown by \`previous_url_expires_at\` and \`previous_url_last_used_at\`. One replaced URL is kept at a time: rotating during an overlap ends the older one. With \`revoke_previous_immediately: true\` the replaced URL answers 404 from this commit. Incidents, history, share links, status page bindings and the silence clock are left alone. Audited \`target.heartbeat_rotated\`. On the target, ${WRITE_SOURCE_TEXT}`,
+    description: `JSON body required; \`{}\` is an ordinary rotation: the replaced URL keeps working (and counting) for 24 hours, shown by \`previous_url_expires_at\` and \`previous_url_last_used_at\`. A URL replaced by an earlier rotation keeps its own 24 hours too (the record shows the latest replaced one). With \`revoke_previous_immediately: true\` every replaced URL answers 404 from this commit. Incidents, history, share links, status page bindings and the silence clock are left alone. Audited \`target.heartbeat_rotated\`. On the target, ${WRITE_SOURCE_TEXT}`,
     params: IdParams, body: RotateBody,
     response: { 200: HeartbeatRecord },
     handler: async (request) => rotateHeartbeat(ctx(request), request.params.id, request.body),
@@ -53,8 +53,8 @@ export function registerHeartbeatRoutes(app: FastifyInstance, services: Services
 
   addRoute(app, {
     method: 'DELETE', url: '/api/v1/targets/:id/heartbeat/previous', auth: 'user', scope: 'targets:write', tags: TAGS,
-    summary: 'End a rotation overlap now',
-    description: `The replaced ping URL answers 404 from this commit. Idempotent: 204 also when there is no overlap (which writes nothing). On the target, ${WRITE_SOURCE_TEXT}`,
+    summary: 'End every rotation overlap now',
+    description: `Every replaced ping URL answers 404 from this commit. Idempotent: 204 also when there is no overlap (which writes nothing). On the target, ${WRITE_SOURCE_TEXT}`,
     params: IdParams,
     response: { 204: null },
     handler: async (request, reply) => {

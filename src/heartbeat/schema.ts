@@ -23,14 +23,14 @@ export const HeartbeatRecord = Type.Object({
   declared_period_secs: Type.Number({ description: "The check's `period` in seconds." }),
   observed_period_secs: Type.Union([Type.Integer(), Type.Null()], { description: 'Median gap between counted successes over the last 14 days (`/start` excluded; pings while paused or held do not count); null until two successes.' }),
   cadence_advice: Type.Optional(CadenceAdvice),
-  previous_url_expires_at: Type.Optional(Type.String({ format: 'date-time', description: 'Only during a rotation overlap: when the replaced URL stops working.' })),
+  previous_url_expires_at: Type.Optional(Type.String({ format: 'date-time', description: 'Only during a rotation overlap: when the latest replaced URL stops working (one replaced earlier stops 24 hours after its own rotation).' })),
   previous_url_last_used_at: Type.Optional(nullable(Instant, 'Only during a rotation overlap: the last ping on the replaced URL.')),
   rotated_at: nullable(Instant, 'The last rotation.'),
 }, { $id: 'HeartbeatRecord' });
 export type HeartbeatRecordT = Static<typeof HeartbeatRecord>;
 
 export const RotateBody = Type.Object({
-  revoke_previous_immediately: Type.Optional(Type.Boolean({ description: 'The replaced URL answers 404 from this commit instead of working for 24 hours more.' })),
+  revoke_previous_immediately: Type.Optional(Type.Boolean({ description: 'Every replaced URL (this rotation\'s and any earlier one\'s still in its 24 hours) answers 404 from this commit.' })),
 }, { additionalProperties: false });
 export type Rotate = Static<typeof RotateBody>;
 

@@ -74,9 +74,10 @@ export async function getHeartbeatRecord(ctx: HeartbeatCtx, id: string): Promise
 }
 
 /**
- * A new ping URL. The replaced one keeps working for 24 hours, or stops at this commit with
- * `revoke_previous_immediately`; one replaced URL is kept at a time, so rotating during an overlap
- * ends the older one. State, history and the silence clock are left alone.
+ * A new ping URL. The replaced one keeps working for 24 hours, and so does any replaced by an
+ * earlier rotation whose 24 hours still run (the record shows the latest); with
+ * `revoke_previous_immediately` every replaced URL stops at this commit. State, history and the
+ * silence clock are left alone.
  */
 export async function rotateHeartbeat(ctx: HeartbeatCtx, id: string, input: Rotate): Promise<HeartbeatRecordT> {
   return ctx.db.transaction(async (tx) => {
@@ -85,10 +86,13 @@ export async function rotateHeartbeat(ctx: HeartbeatCtx, id: string, input: Rota
     const token = randomToken(PING_TOKEN_BYTES);
     const now = ctx.clock.now();
     const revoke = input.revoke_previous_immediately === true;
+    const retired = revoke ? [] : stillWorking(current, now);
     const [row] = await tx.query<HeartbeatRow>(
       `UPDATE heartbeats SET token_hash = $2, sealed_token = $3, previous_token_hash = $4, previous_expires_at = $5,
-         previous_last_used_at = NULL, rotated_at = $6 WHERE target_id = $1 RETURNING *`,
-      [id, pingTokenHash(token), ctx.sealer.seal(token), revoke ? null : current.token_hash, revoke ? null : new Date(now.getTime() + ROTATION_OVERLAP_MS), now]);
+         previous_last_used_at = NULL, rotated_at = $6, retired_token_hashes = $7::text[], retired_expires_at = $8::timestamptz[]
+       WHERE target_id = $1 RETURNING *`,
+      [id, pingTokenHash(token), ctx.sealer.seal(token), revoke ? null : current.token_hash, revoke ? null : new Date(now.getTime() + ROTATION_OVERLAP_MS), now,
+        retired.map((r) => r.hash), retired.map((r) => r.expiresAt.toISOString())]);
     await stampTargetWrite(tx, ctx.org.id, id, ctx.writeSource);
     await writeAudit(tx, ctx.actor, {
       action: 'target.heartbeat_rotated', orgId: ctx.org.id, accountId: ctx.org.accountId, entityType: 'target', entityId: id,
@@ -98,13 +102,21 @@ export async function rotateHeartbeat(ctx: HeartbeatCtx, id: string, input: Rota
   });
 }
 
-/** Ends a rotation overlap now; nothing to end is not an error. */
+/** The replaced URLs of `row` whose 24 hours still run at `now`, older first: what a new rotation keeps. */
+function stillWorking(row: HeartbeatRow, now: Date): Array<{ hash: string; expiresAt: Date }> {
+  const replaced = row.retired_token_hashes.map((hash, i) => ({ hash, expiresAt: row.retired_expires_at[i]! }));
+  if (row.previous_token_hash !== null && row.previous_expires_at !== null) replaced.push({ hash: row.previous_token_hash, expiresAt: row.previous_expires_at });
+  return replaced.filter((r) => r.expiresAt > now);
+}
+
+/** Ends every rotation overlap now; nothing to end is not an error. */
 export async function revokePreviousUrl(ctx: HeartbeatCtx, id: string): Promise<void> {
   await ctx.db.transaction(async (tx) => {
     await heartbeatTarget(tx, ctx.org.id, id, 'update');
     const ended = await tx.query(
-      `UPDATE heartbeats SET previous_token_hash = NULL, previous_expires_at = NULL, previous_last_used_at = NULL
-        WHERE target_id = $1 AND previous_token_hash IS NOT NULL RETURNING 1`, [id]);
+      `UPDATE heartbeats SET previous_token_hash = NULL, previous_expires_at = NULL, previous_last_used_at = NULL,
+         retired_token_hashes = '{}', retired_expires_at = '{}'
+        WHERE target_id = $1 AND (previous_token_hash IS NOT NULL OR cardinality(retired_token_hashes) > 0) RETURNING 1`, [id]);
     if (ended.length) {
       await stampTargetWrite(tx, ctx.org.id, id, ctx.writeSource);
       await writeAudit(tx, ctx.actor, {

@@ -28,6 +28,9 @@ export interface HeartbeatRow {
   previous_token_hash: string | null;
   previous_expires_at: Date | null;
   previous_last_used_at: Date | null;
+  /** URLs replaced before the previous one, still in their 24 hours: hashes and expiries by position. */
+  retired_token_hashes: string[];
+  retired_expires_at: Date[];
   rotated_at: Date | null;
 }
 

@@ -65,6 +65,45 @@ describe('heartbeat monitors: rotation and cadence', () => {
     assert.equal((await ping(pathOf(res.json()))).statusCode, 200);
   });
 
+  it('a second rotation within 24 hours keeps both replaced URLs working, each for its own 24 hours', async () => {
+    const id = await heartbeat();
+    const first = pathOf(await record(id));
+    await rotate(id, {});
+    const second = pathOf(await record(id));
+    t.clock.advance(HOUR);
+    const res = await rotate(id, {});
+    assert.equal(res.statusCode, 200, res.body);
+    const third = pathOf(res.json());
+    assert.equal(Date.parse(res.json().previous_url_expires_at) - Date.parse(res.json().rotated_at), 24 * HOUR, 'the record shows the latest replaced URL');
+    assert.equal((await ping(first)).statusCode, 200, 'the URL replaced first counts');
+    assert.equal((await record(id)).previous_url_last_used_at, null, 'the record tells of the latest replaced URL only');
+    const before = t.clock.now().getTime();
+    assert.equal((await ping(second)).statusCode, 200);
+    const used = Date.parse((await record(id)).previous_url_last_used_at);
+    assert.ok(used >= before && used <= t.clock.now().getTime(), 'the latest replaced URL was used');
+    assert.equal((await ping(third)).statusCode, 200);
+    t.clock.advance(23 * HOUR);
+    expectError(await ping(first), 404, 'NOT_FOUND');
+    assert.equal((await ping(second)).statusCode, 200, 'replaced an hour later, it has an hour left');
+    t.clock.advance(HOUR);
+    expectError(await ping(second), 404, 'NOT_FOUND');
+    assert.equal((await ping(third)).statusCode, 200);
+  });
+
+  it('revoke_previous_immediately and DELETE .../previous end every replaced URL', async () => {
+    for (const end of ['rotate', 'delete'] as const) {
+      const id = await heartbeat();
+      const first = pathOf(await record(id));
+      await rotate(id, {});
+      const second = pathOf(await record(id));
+      await rotate(id, {});
+      if (end === 'rotate') assert.equal((await rotate(id, { revoke_previous_immediately: true })).statusCode, 200);
+      else assert.equal((await api('DELETE', `/api/v1/targets/${id}/heartbeat/previous`)).statusCode, 204);
+      for (const path of [first, second]) expectError(await ping(path), 404, 'NOT_FOUND');
+      assert.equal((await ping(pathOf(await record(id)))).statusCode, 200);
+    }
+  });
+
   it('DELETE .../previous ends the overlap; it is 204 again with none', async () => {
     const id = await heartbeat();
     const old = pathOf(await record(id));
