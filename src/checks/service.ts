@@ -7,8 +7,8 @@ import type { EffectivePlan } from '../plans/service.js';
 import { runnableSpec, runProbe, type ProbeContext, type ProbeResult, type RunnableSpec } from '../probes/index.js';
 import { roundTimings, staleAfterMsOf, toCheckResult, type CheckResultT, type ResultWriter } from '../results/index.js';
 import { effectiveIntervalSecs } from '../scheduler/slots.js';
-import type { Clock, OrgRef } from '../shared/context.js';
 import { LOCAL_REGION } from '../regions/catalog.js';
+import type { Clock, OrgRef } from '../shared/context.js';
 import { AppError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import type { Sealer } from '../shared/seal.js';
@@ -36,8 +36,10 @@ type ResultFieldsT = Omit<CheckResultT, 'id' | 'target_id'>;
 /** A one-shot check's answer: the check result shape, its id naming the run, no monitor. */
 export type TestResultT = ResultFieldsT & { id: string; target_id: null };
 
-/** Heartbeat and manual monitors are fed from outside: nothing to probe (CONTRACT.md: 400). */
-/** `field` names the body's `type` on a test-run; check-now has no body, so its stored kind is named by nothing. */
+/**
+ * Heartbeat and manual monitors are fed from outside: nothing to probe (CONTRACT.md: 400). `field`
+ * names the body's `type` on a test-run; check-now has no body, so nothing it sent is at fault.
+ */
 function refuseUnprobeable(kind: CheckKind, field?: string): void {
   if (kind === 'heartbeat' || kind === 'manual') {
     throw new AppError(400, 'HEARTBEAT_NOT_PROBEABLE', `a ${kind} monitor is not probed: it takes ${kind === 'heartbeat' ? 'pings' : 'a state set by hand'}`, field === undefined ? {} : { field });
