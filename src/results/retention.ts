@@ -1,6 +1,9 @@
 // The history sweep: raw results after the org plan's `raw_days`, hourly rollups moved into daily
 // ones after HOURLY_KEEP_DAYS, daily rollups after `retention_days`, idempotency keys after a day,
 // heartbeat pings after PING_LOG_DAYS and their output (a POST body) after the shorter OUTPUT_DAYS.
+// Each monitor-region keeps its newest result older than `raw_days`: its status stands until the
+// next result, so a raw read of a range starting inside `raw_days` needs it (a heartbeat healthy
+// for months has one result, its verdict, and a day's uptime starts from it).
 // Deletes go in small batches, each its own statement, so no table is locked and no transaction
 // runs long; two nodes sweeping at once only repeat each other's lookups.
 import type { Logger } from 'pino';
@@ -60,7 +63,10 @@ export async function sweepHistory(db: Db, plans: PlanService, clock: Clock, { b
     if (rawDays !== null) {
       report.results += await drain(batch, () => deleted(db,
         `DELETE FROM check_results WHERE id IN (
-           SELECT id FROM check_results WHERE checked_at < $1 AND org_id = ANY($2::uuid[]) LIMIT ${batch})`,
+           SELECT r.id FROM check_results r WHERE r.checked_at < $1 AND r.org_id = ANY($2::uuid[])
+              AND EXISTS (SELECT 1 FROM check_results n WHERE n.target_id = r.target_id AND n.region = r.region
+                            AND n.checked_at < $1 AND (n.checked_at, n.id) > (r.checked_at, r.id))
+            LIMIT ${batch})`,
         [before(rawDays), orgIds]));
     }
     if (retentionDays !== null) {

@@ -10,7 +10,7 @@ export function registerResultRoutes(app: FastifyInstance, services: Services): 
   addRoute(app, {
     method: 'GET', url: '/api/v1/targets/:id/results', auth: 'user', scope: 'targets:read', tags: ['targets'],
     summary: "A monitor's check results",
-    description: "Newest first, every region unless `region` names one. History older than the plan's `retention_days` is not readable: `from` is raised to it. Raw results are kept `raw_days`. `from` after `to` is 400 `VALIDATION_FAILED`.",
+    description: "Newest first, every region unless `region` names one. History older than the plan's `retention_days` is not readable: `from` is raised to it. Raw results are kept `raw_days`, and each region's newest one older than that too (its status stands until the next: a range read from raw results starts from it). `from` after `to` is 400 `VALIDATION_FAILED`.",
     params: IdParams, querystring: ListResultsQuery,
     response: { 200: ResultList },
     handler: async (request) => {

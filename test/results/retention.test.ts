@@ -55,12 +55,13 @@ describe('history sweep', () => {
 
     const report = await sweepHistory(t.services.db, t.services.plans, t.clock, { batch: 2 });
 
-    // raw_days 30 for both plans; hourly rollups 35 days, then moved into days (the three results
-    // 40 days old share one hour); daily rollups 30 days on free, 395 on team.
-    assert.deepEqual(await ages(free.id), { raw: 2, hourly: 2, daily: 0 });
-    assert.deepEqual(await ages(team.id), { raw: 2, hourly: 2, daily: 2 });
-    assert.deepEqual(await ages(overridden.id), { raw: 1, hourly: 2, daily: 0 });
-    assert.ok(report.results >= 4 + 4 + 1, JSON.stringify(report));
+    // raw_days 30 for both plans, and the newest result past it stays (its status stands until the
+    // next); hourly rollups 35 days, then moved into days (the three results 40 days old share one
+    // hour); daily rollups 30 days on free, 395 on team.
+    assert.deepEqual(await ages(free.id), { raw: 3, hourly: 2, daily: 0 });
+    assert.deepEqual(await ages(team.id), { raw: 3, hourly: 2, daily: 2 });
+    assert.deepEqual(await ages(overridden.id), { raw: 2, hourly: 2, daily: 0 });
+    assert.ok(report.results >= 3 + 3, JSON.stringify(report));
     assert.ok(report.hourly >= 2 + 2, JSON.stringify(report));
     // A daily read answers the same once hours are days: counts, time, latency and its quantiles.
     assert.deepEqual((await history('uptime')).json(), uptimeBefore);
@@ -71,6 +72,39 @@ describe('history sweep', () => {
     assert.deepEqual({ ...day40 }, { checks_up: 2, checks_down: 1, latency_count: 2, latency_min: 45, latency_max: 125 });
     const keys = await t.services.db.query<{ key: string }>('SELECT key FROM idempotency_keys WHERE org_id = $1', [team.orgId]);
     assert.deepEqual(keys.map((k) => k.key), ['fresh']);
+    assert.deepEqual(await sweepHistory(t.services.db, t.services.plans, t.clock), { results: 0, hourly: 0, daily: 0, idempotencyKeys: 0, pings: 0, outputs: 0 });
+  });
+
+  it("keeps each region's newest result past raw_days: a raw read of a recent range starts from its status", async () => {
+    const tenant = await createTenantWithToken(t, { plan: 'team' });
+    const api = client(t, tenant.token);
+    const id = (await api('POST', '/api/v1/targets', httpTarget())).json().id as string;
+    const now = t.clock.now().getTime();
+    // A verdict that stands until the next (as a heartbeat's or a manual state's does), in two regions.
+    const result = (region: string, status: 'up' | 'down', daysAgo: number) => t.services.results.push({
+      targetId: id, orgId: tenant.orgId, region, status, duration_ms: 5, error: null, checkedAt: new Date(now - daysAgo * DAY),
+    });
+    result('local', 'down', 50);
+    result('local', 'up', 40);
+    result('eu', 'up', 45);
+    result('local', 'down', 12 / 24); // twelve hours ago
+    await t.services.results.flush();
+    const uptime = async () => (await api('GET', `/api/v1/targets/${id}/uptime`)).json();
+    const before = await uptime();
+    assert.equal(before.resolution, 'raw');
+
+    const report = await sweepHistory(t.services.db, t.services.plans, t.clock);
+    assert.ok(report.results >= 1, JSON.stringify(report));
+    const left = await t.services.db.query<{ region: string; checked_at: Date }>(
+      'SELECT region, checked_at FROM check_results WHERE target_id = $1 ORDER BY checked_at', [id]);
+    assert.deepEqual(left.map((r) => [r.region, (now - r.checked_at.getTime()) / DAY]), [['eu', 45], ['local', 40], ['local', 0.5]],
+      'the 50-day-old result goes; each region keeps its newest one past raw_days');
+    // The last day reads the same: up from its start in both regions, down for the last twelve hours in one.
+    const after = await uptime();
+    for (const read of [before, after]) {
+      assert.ok(Math.abs(read.up_secs - (24 + 12) * 3600) < 5 && Math.abs(read.down_secs - 12 * 3600) < 5, JSON.stringify(read));
+      assert.deepEqual(read.checks, { total: 1, up: 0, degraded: 0, down: 1, error: 0 });
+    }
     assert.deepEqual(await sweepHistory(t.services.db, t.services.plans, t.clock), { results: 0, hourly: 0, daily: 0, idempotencyKeys: 0, pings: 0, outputs: 0 });
   });
 
