@@ -113,13 +113,20 @@ export interface Clip { from: number; to: number }
  * Adds one monitor-region's observations (sorted by time) to `buckets` after `cursor`, and returns
  * the new cursor. A result not newer than the cursor (a late batch) counts as a check but moves no
  * time. With `clip`, only what lies inside it counts, and the last stretch runs to `clip.to` (a
- * read of raw results); without, the last stretch stays open for the next write.
+ * read of raw results); without, the last stretch stays open for the next write. Time inside
+ * `excluded` (sorted, not overlapping) is left out: a raw read charges declared downtime there itself.
  */
-export function accumulate(buckets: Buckets, cursor: Cursor | null, observations: readonly Observation[], clip?: Clip): Cursor | null {
+export function accumulate(buckets: Buckets, cursor: Cursor | null, observations: readonly Observation[], clip?: Clip, excluded: readonly Clip[] = []): Cursor | null {
   const inside = (at: number): boolean => !clip || (at >= clip.from && at < clip.to);
   const credit = (from: Cursor, until: number): void => {
     const end = Math.min(until, from.staleAfterMs === null ? Infinity : from.at + from.staleAfterMs, clip?.to ?? Infinity);
-    const start = Math.max(from.at, clip?.from ?? -Infinity);
+    let start = Math.max(from.at, clip?.from ?? -Infinity);
+    for (const gap of excluded) {
+      if (gap.to <= start) continue;
+      if (gap.from >= end) break;
+      if (gap.from > start) buckets.addTime(from.status, start, gap.from);
+      start = Math.max(start, gap.to);
+    }
     if (end > start) buckets.addTime(from.status, start, end);
   };
   let current = cursor;
@@ -137,7 +144,8 @@ export function accumulate(buckets: Buckets, cursor: Cursor | null, observations
  * Charges `spans` (declared incidents that count as downtime, sorted, not overlapping) to `buckets`
  * as down time, within `clip`. Rollups hold no order inside a bucket, so the overlap takes its share
  * of each status's time evenly, then all of it is down: exact for spans on bucket edges, and a
- * stretch with no data in it counts as down too.
+ * stretch with no data in it counts as down too. A raw read is exact instead: it leaves the spans
+ * out of its stretches (`accumulate`) and adds them whole as down time.
  */
 export function chargeDowntime(buckets: Buckets, spans: readonly Clip[], clip: Clip): void {
   for (const span of spans) {

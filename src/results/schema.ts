@@ -40,7 +40,7 @@ export const TestResult = Type.Object({
 export const ListResultsQuery = Type.Object({
   ...Pagination,
   from: Type.Optional(Type.String({ format: 'date-time', description: 'Earliest `checked_at`; clamped to the plan\'s `retention_days`.' })),
-  to: Type.Optional(Type.String({ format: 'date-time', description: 'Latest `checked_at`; default now.' })),
+  to: Type.Optional(Type.String({ format: 'date-time', description: 'Latest `checked_at`, included (a list names results; the figures of `uptime` and `latency` cover `[from, to)`); default now.' })),
   region: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only this region\'s results.' })),
 });
 

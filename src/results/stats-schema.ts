@@ -7,7 +7,7 @@ import { nullable } from '../http/schema-helpers.js';
 const ms = (description: string) => nullable(Type.Number({ minimum: 0, description }));
 
 export const StatsQuery = Type.Object({
-  from: Type.Optional(Type.String({ format: 'date-time', description: 'Start of the range; default 24 hours before `to`; raised to the oldest instant the plan\'s `retention_days` keeps readable.' })),
+  from: Type.Optional(Type.String({ format: 'date-time', description: 'Start of the range, which is half-open: `[from, to)`; default 24 hours before `to`; raised to the oldest instant the plan\'s `retention_days` keeps readable.' })),
   to: Type.Optional(Type.String({ format: 'date-time', description: 'End of the range; default now, and never later than now.' })),
   region: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only this region; default every region pooled.' })),
 });
@@ -81,7 +81,7 @@ export const UptimeReport = Type.Object({
   }, { additionalProperties: false, description: 'Results in the range by status.' }),
 }, {
   additionalProperties: false,
-  description: 'Time-based uptime. The time from one result to the next result of the same region counts with the earlier result\'s status, for at most three check intervals (heartbeat and manual states stand until the next); a longer silence (paused, held, unprobed) is no data and counts neither way. The time since the latest result counts as it stands. With several regions their time adds up, so a region down while others are up weighs by its share. A declared incident naming the monitor with `counts_as_downtime: true` counts as down for its whole span (in every region, also where no result was), whatever the checks said; where a rollup bucket is only partly covered, the covered part takes its share of each status evenly. The range is kept within `retention_days`: a rollup bucket reaching past it is left out, and a range wholly older than it is empty.',
+  description: 'Time-based uptime. The time from one result to the next result of the same region counts with the earlier result\'s status, for at most three check intervals; a longer silence of a probed monitor (paused, held, unprobed) is no data and counts neither way. A heartbeat\'s verdict and a manual state stand until the next, through a pause or a hold too (such a monitor keeps its state while it is not evaluated). A result that arrives after a later one of its region (a slow check written late) counts as a check; a raw read places its time exactly, the rollups leave its stretch to the result before it. The time since the latest result counts as it stands. With several regions their time adds up, so a region down while others are up weighs by its share. A declared incident naming the monitor with `counts_as_downtime: true` counts as down for its whole span (in every region, also where no result was), whatever the checks said; a raw read places it exactly; where a rollup bucket is only partly covered, the covered part takes its share of each status evenly. The range is kept within `retention_days`: a rollup bucket reaching past it is left out, and a range wholly older than it is empty.',
 });
 
 export type StatsQueryT = Static<typeof StatsQuery>;

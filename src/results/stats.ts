@@ -7,7 +7,7 @@ import type { EffectivePlan } from '../plans/service.js';
 import type { Clock } from '../shared/context.js';
 import { getTargetRowInOrg } from '../targets/service.js';
 import { quantile } from './histogram.js';
-import { accumulate, Buckets, chargeDowntime, emptyAggregate, mergeAggregates, PHASES, STATUSES, uptimePct, type Aggregate } from './rollup.js';
+import { accumulate, Buckets, chargeDowntime, emptyAggregate, mergeAggregates, PHASES, STATUSES, uptimePct, type Aggregate, type Clip } from './rollup.js';
 import { DAY_MS, HOUR_MS, HOURLY_KEEP_DAYS, readCursors, readDeclaredDowntime, readRawObservations, readRollups, type Granularity } from './rollup-store.js';
 import { NO_PROBE_REGION } from './types.js';
 import { oldestReadable, resultWindow } from './service.js';
@@ -44,8 +44,11 @@ export function planRange(from: number, to: number, now: number, rawDays: number
   return widen(DAY_MS, 'day');
 }
 
-/** Per region: the range's buckets of width `plan.bucketMs`, the open stretch since the latest result included. */
-async function bucketsByRegion(db: Executor, targetId: string, plan: Plan, now: number, region?: string): Promise<Map<string, Buckets>> {
+/**
+ * Per region: the range's buckets of width `plan.bucketMs`, the open stretch since the latest result
+ * included. A raw read leaves the time inside `declared` out (the caller charges it as down).
+ */
+async function bucketsByRegion(db: Executor, targetId: string, plan: Plan, now: number, region: string | undefined, declared: readonly Clip[]): Promise<Map<string, Buckets>> {
   const byRegion = new Map<string, Buckets>();
   const bucketsOf = (r: string): Buckets => {
     let b = byRegion.get(r);
@@ -61,7 +64,7 @@ async function bucketsByRegion(db: Executor, targetId: string, plan: Plan, now: 
       if (list) list.push(row.observation);
       else grouped.set(row.region, [row.observation]);
     }
-    for (const [r, observations] of grouped) accumulate(bucketsOf(r), null, observations, clip);
+    for (const [r, observations] of grouped) accumulate(bucketsOf(r), null, observations, clip, declared);
     return byRegion;
   }
   const [rollups, cursors] = await Promise.all([
@@ -113,26 +116,31 @@ function series(buckets: Buckets, plan: Plan) {
   return points;
 }
 
-async function prepare(ctx: StatsCtx, targetId: string, query: StatsQueryT) {
+/** The range read; with `withDeclared` (uptime), the declared downtime inside it too. */
+async function prepare(ctx: StatsCtx, targetId: string, query: StatsQueryT, withDeclared = false) {
   await getTargetRowInOrg(ctx.db, ctx.orgId, targetId);
   const now = ctx.clock.now().getTime();
   const window = resultWindow(ctx.clock, ctx.plan, query, { defaultSpanMs: DEFAULT_SPAN_MS, endAtNow: true });
   const plan = planRange(window.from.getTime(), window.to.getTime(), now, ctx.plan.caps.raw_days ?? Infinity, oldestReadable(ctx.clock, ctx.plan));
-  const byRegion = await bucketsByRegion(ctx.db, targetId, plan, now, query.region);
+  const clip = { from: plan.from, to: Math.min(plan.to, now) };
+  const declared = withDeclared ? await readDeclaredDowntime(ctx.db, targetId, clip) : [];
+  const byRegion = await bucketsByRegion(ctx.db, targetId, plan, now, query.region, plan.resolution === 'raw' ? declared : []);
   const head = {
     target_id: targetId, from: new Date(plan.from).toISOString(), to: new Date(plan.to).toISOString(), resolution: plan.resolution,
   };
-  return { plan, byRegion, head };
+  return { plan, byRegion, head, clip, declared };
 }
 
 export async function getUptime(ctx: StatsCtx, targetId: string, query: StatsQueryT) {
-  const { plan, byRegion, head } = await prepare(ctx, targetId, query);
-  const clip = { from: plan.from, to: Math.min(plan.to, ctx.clock.now().getTime()) };
-  const declared = await readDeclaredDowntime(ctx.db, targetId, clip);
+  const { plan, byRegion, head, clip, declared } = await prepare(ctx, targetId, query, true);
   if (declared.length) {
-    // Declared downtime counts once in every region's time (once alone when none reported).
+    // Declared downtime counts once in every region's time (once alone when none reported): exactly
+    // on a raw read, whose stretches left it out; shared evenly within a rollup's bucket otherwise.
     if (!byRegion.size) byRegion.set(NO_PROBE_REGION, new Buckets(plan.bucketMs));
-    for (const buckets of byRegion.values()) chargeDowntime(buckets, declared, clip);
+    for (const buckets of byRegion.values()) {
+      if (plan.resolution === 'raw') for (const span of declared) buckets.addTime('down', span.from, span.to);
+      else chargeDowntime(buckets, declared, clip);
+    }
   }
   const sum = total([...byRegion.values()].flatMap((b) => [...b.byStart.values()]));
   const secs = (ms: number): number => Math.round(ms) / 1000;

@@ -218,4 +218,32 @@ describe('uptime and latency', () => {
     const none = await get(`/api/v1/targets/${quiet}/uptime`, { from: iso(t0), to: iso(now) });
     assert.deepEqual([none.down_secs, none.up_secs, none.uptime_pct], [spanMs / 1000, 0, 0]);
   });
+
+  it('a raw read charges declared downtime exactly, inside a stretch and beside the down time of the checks', async () => {
+    const id = await monitor();
+    // The span and the down check share one minute: a raw read's minute bucket holds both.
+    t.clock.advance(MIN - (t.clock.now().getTime() % MIN) + 5_000);
+    const start = t.clock.now().getTime();
+    const incident = (await api('POST', '/api/v1/incidents', { title: 'maintenance gone wrong', severity: 'major', target_ids: [id], counts_as_downtime: true })).json();
+    t.clock.advance(20_000);
+    assert.equal((await api('POST', `/api/v1/incidents/${incident.id}/resolve`)).statusCode, 200);
+    const detail = (await api('GET', `/api/v1/incidents/${incident.id}`)).json();
+    const [from, to] = [Date.parse(detail.started_at), Date.parse(detail.ended_at)];
+    assert.ok(from >= start && to > from);
+    // Up before and through the span, down 10 s after it, then up again; the range ends 3 minutes on.
+    await write(id, [
+      { checkedAt: new Date(from - 10_000), status: 'up', staleAfterMs: 2 * HOUR },
+      { checkedAt: new Date(to + 10_000), status: 'down', staleAfterMs: 2 * HOUR },
+      { checkedAt: new Date(to + 20_000), status: 'up', staleAfterMs: 2 * HOUR },
+    ]);
+    t.clock.advance(4 * MIN);
+    const end = to + 3 * MIN;
+    const raw = await get(`/api/v1/targets/${id}/uptime`, { from: iso(from - 10_000), to: iso(end) });
+    assert.equal(raw.resolution, 'raw');
+    const span = to - from;
+    const down = span + 10_000;
+    const up = end - (from - 10_000) - down;
+    assert.deepEqual([raw.down_secs, raw.up_secs], [down / 1000, up / 1000], 'the span is down, the stretches around it keep their own status');
+    assert.equal(raw.uptime_pct, Math.round((up / (up + down)) * 100_000) / 1000);
+  });
 });
