@@ -5,9 +5,9 @@
 import type { Db } from '../db/db.js';
 import type { EffectivePlan } from '../plans/service.js';
 import { runnableSpec, runProbe, type ProbeContext, type ProbeResult, type RunnableSpec } from '../probes/index.js';
+import { LOCAL_REGION } from '../regions/catalog.js';
 import { roundTimings, staleAfterMsOf, toCheckResult, type CheckResultT, type ResultWriter } from '../results/index.js';
 import { effectiveIntervalSecs } from '../scheduler/slots.js';
-import { LOCAL_REGION } from '../regions/catalog.js';
 import type { Clock, OrgRef } from '../shared/context.js';
 import { AppError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';

@@ -1,7 +1,8 @@
 // Uptime and latency of one monitor over a range. A short recent range is read from raw results
 // (exact edges, fine buckets); a longer one from the hourly rollups, and beyond those from the
-// daily ones (with the hourly rows not yet moved into days), its edges widened to whole buckets. Either way the figures come from one rule
-// (src/results/rollup.ts), and the stretch since each region's latest result is added as it stands.
+// daily ones (with the hourly rows not yet moved into days), its edges widened to whole buckets.
+// Either way the figures come from one rule (src/results/rollup.ts), and the stretch since each
+// region's latest result is added as it stands.
 import type { Executor } from '../db/db.js';
 import type { EffectivePlan } from '../plans/service.js';
 import type { Clock } from '../shared/context.js';
