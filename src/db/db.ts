@@ -4,14 +4,15 @@ import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { literalParams } from './arrays.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { executeStatement } from './sql-literal.js';
 
 export type Row = Record<string, unknown>;
 
 export interface QueryOptions {
   /**
-   * Keep the statement prepared under this name on each PostgreSQL connection (planned once, not
-   * per call): for fixed SQL on a hot path only, as every name stays on its connection. PGlite
-   * ignores it.
+   * Keep the statement prepared under this name (parsed and planned once, not per call) on each
+   * PostgreSQL connection, and in the embedded store's one session: for fixed SQL on a hot path
+   * only, as every name stays for the connection's life.
    */
   prepared?: string;
 }
@@ -92,21 +93,40 @@ export async function openPglite(options: PgliteOptions = {}): Promise<Db & { pg
   try {
     pglite = await PGlite.create(options.dataDir, {
       ...(options.loadDataDir && { loadDataDir: options.loadDataDir }),
-      ...(options.sharedBuffersMb && { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${options.sharedBuffersMb}MB`] }),
+      startParams: [
+        ...PGlite.defaultStartParams,
+        // Its pages are in its buffer pool or the OS page cache, so a random read costs what a
+        // sequential one does. At PostgreSQL's disk-seek default (4) a batch of a few hundred rows
+        // joined to its monitors was planned as a scan of every monitor.
+        '-c', 'random_page_cost=1.1',
+        ...(options.sharedBuffersMb ? ['-c', `shared_buffers=${options.sharedBuffersMb}MB`] : []),
+      ],
     });
   } catch (err) {
     unlock();
     throw err;
   }
-  // Every query is one statement; JSON and timestamps arrive parsed like `pg` does.
-  const run = async <T>(q: Pick<PGlite, 'query'>, sql: string, params?: readonly unknown[]) =>
-    (await q.query<T>(sql, literalParams(params))).rows;
+  // Every query is one statement; JSON and timestamps arrive parsed like `pg` does. PGlite's driver
+  // parses and plans each query afresh, which for a batch statement joined to thousands of monitors
+  // cost more than running it; a named one is prepared once in the session (SQL PREPARE, which
+  // outlives transactions) and run by EXECUTE with its parameters as literals.
+  const prepared = new Set<string>();
+  const run = async <T>(q: Pick<PGlite, 'query' | 'exec'>, sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]> => {
+    const name = options?.prepared;
+    if (!name) return (await q.query<T>(sql, literalParams(params))).rows;
+    if (!prepared.has(name)) {
+      await q.exec(`PREPARE ${name} AS ${sql}`);
+      prepared.add(name);
+    }
+    const [result] = await q.exec(executeStatement(name, literalParams(params) ?? []));
+    return result!.rows as T[];
+  };
   return {
     kind: 'pglite',
     pglite,
-    query: (sql, params) => run(pglite, sql, params),
+    query: (sql, params, options) => run(pglite, sql, params, options),
     exec: async (sql) => void (await pglite.exec(sql)),
-    transaction: (fn) => pglite.transaction((tx) => fn({ query: (sql, params) => run(tx, sql, params), exec: async (sql) => void (await tx.exec(sql)) })),
+    transaction: (fn) => pglite.transaction((tx) => fn({ query: (sql, params, options) => run(tx, sql, params, options), exec: async (sql) => void (await tx.exec(sql)) })),
     close: async () => {
       await pglite.close();
       unlock();
