@@ -63,14 +63,14 @@ async function foldIntoIncidents(tx: Executor, records: readonly CheckResultReco
     `SELECT t.id, t.org_id, t.account_id, t.name, t.kind, t.alert_confirmations, t.region_policy, t.recovery_period_secs,
             ARRAY(SELECT r.id FROM regions r WHERE r.enabled AND r.id = ANY(t.regions)) AS live_regions,
             t.notify_recovery, t.renotify_interval_secs
-       FROM targets t WHERE t.id = ANY($1::uuid[])`, [targetIds]);
+       FROM targets t WHERE t.id = ANY($1::uuid[])`, [targetIds], { prepared: 'incident_fold_targets' });
   if (!targets.length) return;
   const live = targets.map((t) => t.id).sort();
   const streakRows = await tx.query<StreakRow>(
-    'SELECT * FROM alert_streaks WHERE target_id = ANY($1::uuid[]) ORDER BY target_id, region FOR UPDATE', [live]);
+    'SELECT * FROM alert_streaks WHERE target_id = ANY($1::uuid[]) ORDER BY target_id, region FOR UPDATE', [live], { prepared: 'incident_fold_streaks' });
   const openRows = await tx.query<IncidentRow>(
     `SELECT id, target_id, started_at, recovering_since, recovered, impact, cause FROM incidents
-      WHERE target_id = ANY($1::uuid[]) AND source = 'monitor' AND status = 'open' ORDER BY target_id FOR UPDATE`, [live]);
+      WHERE target_id = ANY($1::uuid[]) AND source = 'monitor' AND status = 'open' ORDER BY target_id FOR UPDATE`, [live], { prepared: 'incident_fold_open' });
 
   // Windows from the oldest failing streak on: one that ended before this batch still dates an
   // incident its failures open now.

@@ -50,7 +50,7 @@ export async function writeStreaks(tx: Executor, rows: readonly StreakWrite[]): 
      ON CONFLICT (target_id, region) DO UPDATE SET failing = excluded.failing, failing_since = excluded.failing_since,
        passing = excluded.passing, passing_since = excluded.passing_since`,
     [rows.map((r) => r.targetId), rows.map((r) => r.region), rows.map((r) => r.streak.failing), rows.map((r) => since(r.streak.failingSince)),
-      rows.map((r) => r.streak.passing), rows.map((r) => since(r.streak.passingSince))]);
+      rows.map((r) => r.streak.passing), rows.map((r) => since(r.streak.passingSince))], { prepared: 'incident_streaks_save' });
 }
 
 /** Drops streaks of regions that no longer count (the caller holds their locks). */

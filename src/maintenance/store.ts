@@ -143,7 +143,7 @@ export async function suppressingSpans(db: Executor, targetIds: readonly string[
     `SELECT mc.target_id, mw.starts_at, ${SUPPRESSION_END} AS ends_at
        FROM maintenance_components mc JOIN maintenance_windows mw ON mw.id = mc.window_id
       WHERE mc.target_id = ANY($1::uuid[]) AND ${SUPPRESSES} AND mw.starts_at <= $3 AND ${SUPPRESSION_END} > $2`,
-    [targetIds, from, to]);
+    [targetIds, from, to], { prepared: 'maintenance_suppressing_spans' });
   const out = new Map<string, { from: number; until: number }[]>();
   for (const r of rows) {
     const span = { from: r.starts_at.getTime(), until: r.ends_at.getTime() };

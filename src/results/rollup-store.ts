@@ -43,7 +43,7 @@ export async function foldIntoRollups(tx: Executor, records: readonly CheckResul
     `SELECT c.target_id, c.region, c.checked_at, c.status, c.stale_after_ms FROM result_cursors c
        JOIN unnest($1::uuid[], $2::text[]) AS k(target_id, region) ON c.target_id = k.target_id AND c.region = k.region
      ORDER BY c.target_id, c.region FOR UPDATE OF c`,
-    [ordered.map((s) => s.targetId), ordered.map((s) => s.region)]);
+    [ordered.map((s) => s.targetId), ordered.map((s) => s.region)], { prepared: 'rollup_cursors_lock' });
   const cursors = new Map(stored.map((c) => [key(c.target_id, c.region), { at: c.checked_at.getTime(), status: c.status, staleAfterMs: c.stale_after_ms } satisfies Cursor]));
 
   const rows: { targetId: string; region: string; start: number; agg: Aggregate }[] = [];
@@ -67,7 +67,7 @@ export async function foldIntoRollups(tx: Executor, records: readonly CheckResul
        SET checked_at = excluded.checked_at, status = excluded.status, stale_after_ms = excluded.stale_after_ms
        WHERE excluded.checked_at > result_cursors.checked_at`,
     [moved.map((m) => m.targetId), moved.map((m) => m.region), moved.map((m) => new Date(m.cursor.at).toISOString()),
-      moved.map((m) => m.cursor.status), moved.map((m) => m.cursor.staleAfterMs)]);
+      moved.map((m) => m.cursor.status), moved.map((m) => m.cursor.staleAfterMs)], { prepared: 'rollup_cursors_save' });
 }
 
 const COUNT_COLUMNS = [
@@ -111,7 +111,7 @@ async function upsertRollups(tx: Executor, rows: readonly { targetId: string; re
        FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) AS r(${columns.join(', ')})
        JOIN targets t ON t.id = r.target_id
      ${ADD_TO_STORED}`,
-    params);
+    params, { prepared: 'rollup_hours_upsert' });
 }
 
 /**

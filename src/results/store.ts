@@ -35,7 +35,7 @@ export async function insertResults(tx: Executor, records: readonly CheckResultR
       records.map((r) => json(r.fields)),
       records.map((r) => r.id ?? newId()),
       records.map((r) => r.staleAfterMs ?? null),
-    ]);
+    ], { prepared: 'results_insert' });
 }
 
 export interface StoredResult {
