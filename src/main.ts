@@ -12,12 +12,27 @@ const USAGE = `usage: keepwatch <command> [--config PATH]
   migrate   apply pending database migrations and exit
   admin     operator commands over HTTP (keepwatch admin --help)`;
 
+const COMMAND_USAGE = new Map([
+  ['serve', `usage: keepwatch serve [--config PATH]
+
+Runs the service (API, scheduler, workers) until SIGINT or SIGTERM; applies pending migrations first.`],
+  ['migrate', `usage: keepwatch migrate [--config PATH]
+
+Applies pending database migrations and exits.`],
+]);
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   const configPath = takeConfigFlag(rest);
-  if (!command || command === '--help' || command === 'help') {
+  if (!command || isHelp(command) || command === 'help') {
     process.stdout.write(USAGE + '\n');
     return command ? 0 : 2;
+  }
+  // Before the configuration is read or a store opened: help must work on a broken setup.
+  const usage = COMMAND_USAGE.get(command);
+  if (usage && rest.some(isHelp)) {
+    process.stdout.write(usage + '\n');
+    return 0;
   }
   const config = loadConfig({ configPath });
   switch (command) {
@@ -35,7 +50,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'admin':
-      if (rest[0] === '--help') {
+      if (isHelp(rest[0])) {
         process.stdout.write(adminUsage() + '\n');
         return 0;
       }
@@ -45,6 +60,8 @@ async function main(argv: string[]): Promise<number> {
       return 2;
   }
 }
+
+const isHelp = (arg: string | undefined): boolean => arg === '--help' || arg === '-h';
 
 /** Removes `--config PATH` from `args` wherever it stands. */
 function takeConfigFlag(args: string[]): string | undefined {

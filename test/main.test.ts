@@ -1,0 +1,37 @@
+// The CLI entry: help for a command is answered before anything can refuse (config, store).
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { runCli } from './db/child-server.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'keepwatch-main-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('keepwatch <command> --help', () => {
+  // Every one of these would stop a real run: an unknown key, an unreachable server, a missing config file.
+  const dataDir = join(dir, 'data');
+  const env = {
+    PATH: process.env.PATH, HOME: process.env.HOME, KEEPWATCH_DATA_DIR: dataDir,
+    KEEPWATCH_SECURITY__ALLOW_PRIVAT_TARGETS: 'true', DATABASE_URL: 'postgres://127.0.0.1:1/x', KEEPWATCH_CONFIG: join(dir, 'missing.toml'),
+  };
+
+  it('prints the usage of serve and migrate to stdout and exits 0, reading no config and opening no store', async () => {
+    const runs = ['serve', 'migrate'].flatMap((command) => ['--help', '-h'].map((flag) => [command, flag]));
+    const results = await Promise.all(runs.map((args) => runCli(args, env)));
+    results.forEach((res, i) => {
+      const [command, flag] = runs[i]!;
+      assert.equal(res.code, 0, `${command} ${flag}: ${res.stdout}${res.stderr}`);
+      assert.match(res.stdout, new RegExp(`^usage: keepwatch ${command} \\[--config PATH\\]\\n`), `${command} ${flag}`);
+      assert.equal(res.stderr, '', `${command} ${flag}`);
+    });
+    assert.equal(existsSync(dataDir), false, 'no store was opened');
+  });
+
+  it('answers -h like --help for the command list', async () => {
+    const res = await runCli(['-h'], env);
+    assert.equal(res.code, 0, res.stdout + res.stderr);
+    assert.match(res.stdout, /^usage: keepwatch <command>/);
+  });
+});
