@@ -1,5 +1,6 @@
 // CLI entry: keepwatch serve | migrate | admin ...
 import { ConfigError, loadConfig } from './config/load.js';
+import { DatabaseUrlError } from './db/database-url.js';
 import { DataDirLockedError } from './db/data-dir-lock.js';
 import { migrate } from './db/migrate.js';
 import { adminUsage, runAdmin } from './operator/cli.js';
@@ -75,7 +76,8 @@ main(process.argv.slice(2)).then(
   (code) => { if (code !== 0) process.exitCode = code; },
   (err: unknown) => {
     // Refusals a user can act on print one line; anything else prints its stack.
-    const known = err instanceof ConfigError || err instanceof DataDirLockedError || err instanceof ListenError;
+    const known = err instanceof ConfigError || err instanceof DataDirLockedError || err instanceof ListenError
+      || err instanceof DatabaseUrlError;
     process.stderr.write(known ? `${err.message}\n` : `${(err as Error).stack ?? String(err)}\n`);
     process.exitCode = 1;
   },

@@ -5,7 +5,8 @@ import pino, { type Logger } from 'pino';
 import { cfg, ConfigError, type Config } from './config/load.js';
 import { randomBytes } from 'node:crypto';
 import { CREDENTIALS_KEK_FILE, FINGERPRINT_SALT_FILE, OPERATOR_SECRET_FILE, readOrCreateSecret } from './config/secrets.js';
-import { openPglite, openPostgres, type Db } from './db/db.js';
+import { connectPostgres } from './db/database-url.js';
+import { openPglite, type Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { TokenVerifier } from './identity/api-tokens.js';
 import { Fingerprinter, loginAttemptWriter, type LoginAttempt } from './identity/login-attempts.js';
@@ -82,7 +83,7 @@ export function createLogger(config: Config): Logger {
 
 export async function openStore(config: Config): Promise<Db> {
   const url = cfg.optStr(config, 'database_url');
-  return url ? openPostgres(url) : openPglite({ dataDir: resolve(cfg.str(config, 'data_dir'), 'pg'), sharedBuffersMb: cfg.int(config, 'pglite.shared_buffers_mb') });
+  return url ? connectPostgres(url) : openPglite({ dataDir: resolve(cfg.str(config, 'data_dir'), 'pg'), sharedBuffersMb: cfg.int(config, 'pglite.shared_buffers_mb') });
 }
 
 export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {

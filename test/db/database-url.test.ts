@@ -1,0 +1,50 @@
+// A DATABASE_URL that names no usable server stops the CLI with one line naming it, never the password.
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { usePostgres } from '../helpers/store.js';
+import { runCli } from './child-server.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'keepwatch-database-url-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+let runs = 0;
+
+describe('keepwatch serve and migrate on a DATABASE_URL that names no usable server', () => {
+  /** Runs `serve` and `migrate` on `url`; each must stop with exactly one line on stderr, exit 1, and no store opened. */
+  const refusals = async (url: string): Promise<string[]> => {
+    const dataDir = join(dir, `data-${++runs}`);
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME, KEEPWATCH_DATA_DIR: dataDir, PORT: '0', KEEPWATCH_METRICS__ENABLED: 'false', DATABASE_URL: url };
+    const lines: string[] = [];
+    for (const res of await Promise.all([runCli(['serve'], env), runCli(['migrate'], env)])) {
+      assert.equal(res.code, 1, res.stdout + res.stderr);
+      assert.match(res.stderr, /^[^\n]+\n$/, `one line, no stack: ${res.stderr}`);
+      assert.doesNotMatch(res.stdout, /keepwatch is serving/);
+      lines.push(res.stderr.trimEnd());
+    }
+    assert.equal(existsSync(dataDir), false, 'nothing was written to data_dir');
+    return lines;
+  };
+
+  it('names it and says the connection was refused, without the password', async () => {
+    for (const line of await refusals('postgres://kw:hunter2@127.0.0.1:1/x')) {
+      assert.equal(line, 'DATABASE_URL: cannot connect to PostgreSQL at 127.0.0.1:1: connection refused (ECONNREFUSED)');
+    }
+  });
+
+  it('names it and says it is malformed, before connecting anywhere', async () => {
+    for (const line of await refusals('notaurl')) assert.match(line, /^DATABASE_URL: not a URL; expected postgres:\/\//);
+    for (const line of await refusals('mysql://kw:hunter2@127.0.0.1/x')) assert.equal(line, 'DATABASE_URL: expected a postgres:// URL, not mysql://');
+  });
+
+  it('passes on what the server refuses (a missing database, wrong credentials), without the password', { skip: !usePostgres && 'needs DATABASE_URL' }, async () => {
+    const url = new URL(process.env.DATABASE_URL!);
+    url.pathname = `/kw_missing_${process.pid}`;
+    url.password ||= 'hunter2';
+    for (const line of await refusals(url.href)) {
+      assert.match(line, /^DATABASE_URL: cannot connect to PostgreSQL at [^ ]+:\d+: .+ \((3D000|28P01)\)$/);
+      assert.ok(!line.includes(url.password), line);
+    }
+  });
+});
