@@ -47,9 +47,10 @@ function derivedPublicBaseUrl(values: Record<string, ConfigValue | undefined>): 
 }
 
 function resolveConfigFile(options: LoadOptions, env: NodeJS.ProcessEnv): string | undefined {
-  const explicit = options.configPath ?? env.KEEPWATCH_CONFIG;
+  // The refusal names where the path came from, so a stale KEEPWATCH_CONFIG is not hunted on the command line.
+  const [source, explicit] = options.configPath !== undefined ? ['--config', options.configPath] : ['KEEPWATCH_CONFIG', env.KEEPWATCH_CONFIG];
   if (explicit) {
-    if (!existsSync(explicit)) throw new ConfigError('--config', `file not found: ${explicit}`);
+    if (!existsSync(explicit)) throw new ConfigError(source, `file not found: ${explicit}`);
     return explicit;
   }
   const local = `${options.cwd ?? process.cwd()}/keepwatch.toml`;

@@ -77,9 +77,14 @@ describe('config: sources', () => {
     assert.equal(load({ cwd, env: { KEEPWATCH_CONFIG: viaEnv }, configPath: viaFlag })['http.port'], 1003);
   });
 
-  it('refuses a named config file that does not exist', () => {
-    assertRefuses(() => load({ configPath: join(tempDir(), 'missing.toml') }), '--config');
-    assertRefuses(() => load({ env: { KEEPWATCH_CONFIG: join(tempDir(), 'missing.toml') } }), '--config');
+  it('refuses a named config file that does not exist, naming where it was named', () => {
+    const missing = join(tempDir(), 'missing.toml');
+    const present = join(withToml('[http]\nport = 1004', 'flag.toml'), 'flag.toml');
+    assertRefuses(() => load({ configPath: missing }), '--config');
+    assertRefuses(() => load({ env: { KEEPWATCH_CONFIG: missing } }), 'KEEPWATCH_CONFIG');
+    assertRefuses(() => load({ env: { KEEPWATCH_CONFIG: present }, configPath: missing }), '--config');
+    // The flag wins, so a stale KEEPWATCH_CONFIG under it is never read.
+    assert.equal(load({ env: { KEEPWATCH_CONFIG: missing }, configPath: present })['http.port'], 1004);
   });
 
   it('refuses a file that is not TOML, naming the file', () => {
