@@ -1,5 +1,5 @@
 // `keepwatch serve`: services, the app, the metrics listener, graceful shutdown.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { startCheckEngine } from './checks/index.js';
 import { cfg, type Config } from './config/load.js';
@@ -33,7 +33,7 @@ export async function serve(config: Config): Promise<void> {
   const services = await createServices(config);
   const metrics = cfg.bool(config, 'metrics.enabled') ? new Metrics() : undefined;
   const app = await buildApp(services, { metrics });
-  const metricsServer = metrics?.server();
+  const metricsServer = metrics?.server(services.log as FastifyBaseLogger);
   // Every listener or none: a node answering /healthz without its engine would look alive to its
   // supervisor while doing no work. Nothing else has started yet, so closing these lets the process exit.
   try {

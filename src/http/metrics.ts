@@ -1,5 +1,5 @@
 // Prometheus metrics: request counts and latencies by route, on their own listener.
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export class Metrics {
@@ -20,8 +20,11 @@ export class Metrics {
     this.latency.observe({ method, route }, seconds);
   }
 
-  server(): FastifyInstance {
-    const app = Fastify({ logger: false });
+  /** With `log`, the listener logs its address as the API's does (requests are not logged). */
+  server(log?: FastifyBaseLogger): FastifyInstance {
+    const app = Fastify(log
+      ? { loggerInstance: log.child({ listener: 'metrics' }), logController: new LogController({ disableRequestLogging: true }) }
+      : { logger: false });
     app.get('/metrics', async (_request, reply) => reply.type(this.registry.contentType).send(await this.registry.metrics()));
     return app;
   }

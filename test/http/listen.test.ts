@@ -1,5 +1,6 @@
 // `keepwatch serve` binds the API and metrics listeners or neither: a port already taken stops the
-// process with a line naming the key, instead of a half-started node answering /healthz.
+// process with a line naming the key, instead of a half-started node answering /healthz. Bound, each
+// listener's address is logged.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createConnection } from 'node:net';
@@ -15,7 +16,7 @@ function isListening(port: number): Promise<boolean> {
   });
 }
 
-describe('keepwatch serve with a port already taken', { timeout: 180_000 }, () => {
+describe('keepwatch serve: its listeners, and a port already taken', { timeout: 180_000 }, () => {
   const stores: ChildStore[] = [];
   let first: ChildServer;
   let metricsPort: number;
@@ -24,11 +25,23 @@ describe('keepwatch serve with a port already taken', { timeout: 180_000 }, () =
     metricsPort = await freePort();
     const store = await createChildStore();
     stores.push(store);
-    first = await startChildServer(store, { KEEPWATCH_METRICS__ENABLED: 'true', KEEPWATCH_METRICS__PORT: String(metricsPort) });
+    first = await startChildServer(store, { KEEPWATCH_METRICS__ENABLED: 'true', KEEPWATCH_METRICS__PORT: String(metricsPort), KEEPWATCH_LOG__LEVEL: 'info' });
   });
   after(async () => {
     await first?.kill();
     for (const store of stores) await store.drop();
+  });
+
+  it('logs the address of each listener at startup, the metrics one marked as such', async () => {
+    const deadline = Date.now() + 10_000;
+    while (!first.output().includes('keepwatch is serving') && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 50));
+    const listening = first.output().split('\n').filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { msg: string; listener?: string })
+      .filter((l) => l.msg.startsWith('Server listening at'));
+    assert.deepEqual(listening.map((l) => [l.listener, l.msg]), [
+      [undefined, `Server listening at ${first.base}`],
+      ['metrics', `Server listening at http://127.0.0.1:${metricsPort}`],
+    ]);
   });
 
   /** Runs a second `keepwatch serve` on a store of its own; resolves when it exits, fails if it keeps running. */
