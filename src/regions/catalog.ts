@@ -23,11 +23,15 @@ export class RegionCatalog {
   async enabled(): Promise<OperatorRegionT[]> {
     const now = this.clock.now().getTime();
     if (this.cached && this.cached.until > now) return this.cached.regions;
-    const { regionId, runsFlows } = this.builtIn;
-    const regions = (await listRegions(this.db, true))
-      .map((r) => (r.id === regionId && r.flow_capable && !runsFlows ? { ...r, flow_capable: false } : r));
+    const regions = (await listRegions(this.db, true)).map((r) => this.effective(r));
     this.cached = { regions, until: now + TTL_MS };
     return regions;
+  }
+
+  /** The region as this process places monitors on it: the one rule every view of a region applies. */
+  effective(region: OperatorRegionT): OperatorRegionT {
+    const { regionId, runsFlows } = this.builtIn;
+    return region.id === regionId && region.flow_capable && !runsFlows ? { ...region, flow_capable: false } : region;
   }
 
   invalidate(): void {

@@ -20,7 +20,7 @@ export function registerRegionRoutes(app: FastifyInstance, services: Services): 
     method: 'GET', url: '/operator/regions', auth: 'operator', tags: ['operator'],
     summary: 'List every region, enabled or not',
     response: { 200: Type.Object({ regions: Type.Array(OperatorRegion) }) },
-    handler: async () => ({ regions: await listRegions(services.db, false) }),
+    handler: async () => ({ regions: (await listRegions(services.db, false)).map((r) => services.regions.effective(r)) }),
   });
 
   addRoute(app, {
@@ -31,7 +31,7 @@ export function registerRegionRoutes(app: FastifyInstance, services: Services): 
       const region = await insertRegion(services.db, request.body);
       if (!region) throw new AppError(409, 'REGION_EXISTS', `region ${request.body.id} exists`, { field: 'id' });
       services.regions.invalidate();
-      return reply.code(201).header('location', `/operator/regions/${region.id}`).send(region);
+      return reply.code(201).header('location', `/operator/regions/${region.id}`).send(services.regions.effective(region));
     },
   });
 
@@ -39,7 +39,11 @@ export function registerRegionRoutes(app: FastifyInstance, services: Services): 
     method: 'GET', url: '/operator/regions/:id', auth: 'operator', tags: ['operator'],
     summary: 'Get a region', params: RegionParams,
     response: { 200: OperatorRegion },
-    handler: async (request) => (await getRegion(services.db, request.params.id)) ?? Promise.reject(notFound('region')),
+    handler: async (request) => {
+      const region = await getRegion(services.db, request.params.id);
+      if (!region) throw notFound('region');
+      return services.regions.effective(region);
+    },
   });
 
   addRoute(app, {
@@ -50,7 +54,8 @@ export function registerRegionRoutes(app: FastifyInstance, services: Services): 
       const region = await updateRegion(services.db, request.params.id, request.body);
       if (!region) throw notFound('region');
       services.regions.invalidate();
-      return region;
+      // The row keeps what was sent; the answer shows what placement will see, as GET does.
+      return services.regions.effective(region);
     },
   });
 }

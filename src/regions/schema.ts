@@ -21,7 +21,10 @@ export const OperatorRegion = Type.Object({
   ...PublicRegion.properties,
   enabled: Type.Boolean(),
   default_selected: Type.Boolean({ description: 'Part of the default set of a monitor created without `regions`.' }),
-  flow_capable: Type.Boolean({ description: 'Has a browser engine for flow checks.' }),
+  flow_capable: Type.Boolean({
+    description: 'Has a browser engine for flow checks. The built-in region `local` also needs `flow.enabled` on the process'
+      + ' answering: without it this reads false, as placement treats it, whatever PATCH stored.',
+  }),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
 }, { additionalProperties: false });
@@ -35,7 +38,7 @@ const editable = {
   longitude: coordinate(180),
   enabled: Type.Boolean(),
   default_selected: Type.Boolean(),
-  flow_capable: Type.Boolean(),
+  flow_capable: Type.Boolean({ description: 'Stored as sent; for the built-in region `local` it applies only with `flow.enabled`.' }),
 };
 
 export const CreateRegionBody = Type.Object({

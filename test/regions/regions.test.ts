@@ -106,6 +106,44 @@ describe('regions', () => {
   });
 });
 
+describe('regions: a process without flow.enabled', () => {
+  let t: TestApp;
+  before(async () => { t = await startTestApp({ config: { 'flow.enabled': false } }); });
+  after(async () => { await t.close(); });
+
+  const stored = async (id: string) => (await t.services.db.query<{ flow_capable: boolean }>('SELECT flow_capable FROM regions WHERE id = $1', [id]))[0]!.flow_capable;
+  const shown = async (id: string) => {
+    const one = await t.operator('GET', `/operator/regions/${id}`);
+    const all = (await t.operator('GET', '/operator/regions')).json() as { regions: Region[] };
+    assert.equal(all.regions.find((r) => r.id === id)!.flow_capable, one.json().flow_capable, 'list and item agree');
+    return one.json().flow_capable as boolean;
+  };
+
+  it('shows the built-in region as placement sees it: not flow-capable, whatever its row says', async () => {
+    assert.equal(await stored('local'), true);
+    assert.equal(await shown('local'), false);
+    // PATCH stores what it is sent and answers like GET.
+    const patched = await t.operator('PATCH', '/operator/regions/local', { flow_capable: true, city: 'Here' });
+    assert.equal(patched.statusCode, 200, patched.body);
+    assert.equal(patched.json().flow_capable, false);
+    assert.equal(patched.json().city, 'Here');
+    assert.equal(await stored('local'), true);
+    assert.equal((await t.operator('PATCH', '/operator/regions/local', { flow_capable: false })).statusCode, 200);
+    assert.equal(await stored('local'), false);
+    // Another region's row speaks for its agents, not for this process.
+    assert.equal((await t.operator('POST', '/operator/regions', { id: 'us', name: 'US', flow_capable: true })).json().flow_capable, true);
+    assert.equal(await shown('us'), true);
+  });
+
+  it('says so where the field is documented', async () => {
+    const doc = (await t.inject({ method: 'GET', url: '/api/openapi.json' })).json() as {
+      paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, { schema: { properties: Record<string, { description?: string }> } }> }> }>>;
+    };
+    const field = doc.paths['/operator/regions/{id}']!.get!.responses['200']!.content['application/json']!.schema.properties.flow_capable!;
+    assert.match(field.description ?? '', /`local`.*`flow\.enabled`/);
+  });
+});
+
 describe('agents', () => {
   let t: TestApp;
   before(async () => { t = await startTestApp(); });
