@@ -3,10 +3,10 @@
 // is answered after the commit that holds its ping, so an acknowledged ping survives a crash.
 //
 // The common ping (a routine one, on a heartbeat this node committed last) takes one statement: it
-// is judged against the state this node remembers, and saved with its ping log row only where the
-// heartbeat row is still the version this node wrote and its monitor and org still give the same
-// counting and timing (`saveIfUnchanged`, a compare-and-set: nodes and the sweep stay coherent
-// without locks or invalidation).
+// is judged against the state this node remembers, with the counting and timing of its monitor as
+// last read, and saved with its ping log row only where the heartbeat row is still the version this
+// node wrote (`saveIfUnchanged`, a compare-and-set: nodes, the sweep and monitor changes, which
+// rewrite the row, stay coherent without locks or invalidation).
 //
 // Every other ping (an unknown or previous token, a verdict change, a lost compare-and-set) goes
 // through one transaction per batch: find and lock the heartbeats by token hash in one statement,
@@ -168,7 +168,7 @@ export class PingIngest {
       const change: StateChange = { ...saved, state: { ...saved.state } };
       const pings = ops.map((op) => judge(row, change, op));
       if (pings.some((p) => p.result)) continue;
-      groups.push({ known, ops, judged: { targetId: row.target_id, version, counting: row.counting, timing: row, now: change } });
+      groups.push({ known, ops, judged: { targetId: row.target_id, version, now: change } });
       logged.push(...pings.map((p) => p.logged));
     }
     if (groups.length === 0) return [...batch];

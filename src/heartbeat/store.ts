@@ -149,26 +149,20 @@ const TIMING = {
 /** A heartbeat's timing from its monitor's check, over `targets t`, in the shape of `HeartbeatTiming`. */
 export const TIMING_SQL = Object.entries(TIMING).map(([name, sql]) => `${sql} AS ${name}`).join(', ');
 
-/** A new state judged from a heartbeat's row at `version`, with the monitor's counting and timing it read. */
+/** A new state judged from a heartbeat's row at `version`. */
 export interface JudgedFrom {
   targetId: string;
   version: string;
-  counting: boolean;
-  timing: HeartbeatTiming;
   now: StateChange;
 }
 
 const JUDGED_FROM: ReadonlyArray<Column<JudgedFrom>> = [
-  ['target_id', 'uuid', (j) => j.targetId], ['version', 'xid', (j) => j.version], ['counting', 'boolean', (j) => j.counting],
-  ['period', 'float8', (j) => j.timing.period], ['grace', 'float8', (j) => j.timing.grace], ['max_runtime', 'float8', (j) => j.timing.max_runtime ?? null],
+  ['target_id', 'uuid', (j) => j.targetId], ['version', 'xid', (j) => j.version],
   ...JUDGED.map(([name, type, value]): Column<JudgedFrom> => [name, type, (j) => value(j.now)]),
 ];
 const SAVE_IF_UNCHANGED_SQL = `WITH s AS (SELECT * FROM ${unnestOf(JUDGED_FROM, 's')}),
   saved AS (
-    UPDATE heartbeats h SET ${setJudged('s')}
-      FROM s, targets t, orgs o
-     WHERE h.target_id = s.target_id AND h.xmin = s.version AND t.id = h.target_id AND o.id = t.org_id
-       AND (${COUNTING_SQL}, ${Object.values(TIMING).join(', ')}) IS NOT DISTINCT FROM (s.counting, s.period, s.grace, s.max_runtime)
+    UPDATE heartbeats h SET ${setJudged('s')} FROM s WHERE h.target_id = s.target_id AND h.xmin = s.version
     RETURNING h.target_id, h.xmin),
   logged AS (
     INSERT INTO heartbeat_pings (${PINGS.map(([name]) => name).join(', ')})
@@ -179,9 +173,9 @@ const SAVE_IF_UNCHANGED_SQL = `WITH s AS (SELECT * FROM ${unnestOf(JUDGED_FROM, 
 
 /**
  * Compare-and-set: saves each new state, and the pings judged into it, only where the heartbeat row
- * is still the version the judgement read (any write since, the sweep's, a rotation's or another
- * node's, gives the row a new `xmin`) and its monitor and org still give the same counting and
- * timing; in one statement that is its own transaction. Returns the saved rows' new version and the
+ * is still the version the judgement read, in one statement that is its own transaction. Any write
+ * since gives the row a new `xmin`: the sweep's, a rotation's, another node's, and (migration 0026)
+ * any change to how its monitor and org count its pings. Returns the saved rows' new version and the
  * heartbeats not saved (whose pings are not logged, and must be judged again under the row lock).
  * One row comes back whatever the batch size: reading results costs, on PGlite most of all.
  */

@@ -1,7 +1,8 @@
 // The ingest's remembered heartbeats (ingest.ts, store.ts `saveIfUnchanged`): a routine ping on a
 // heartbeat this node committed last is judged from memory and saved by compare-and-set; any write
-// since (another node's ping, the sweep, a pause or a timing change made behind the heartbeat's
-// back) sends the ping to the locked path, which judges it from the stored row.
+// since (another node's ping, the sweep, and through migration 0026's triggers a pause, hold, timing
+// change or org deletion made behind the heartbeat's back) sends the ping to the locked path, which
+// judges it from the stored row.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { evaluateHeartbeats, PingIngest, pingTokenHash } from '../../src/heartbeat/index.js';
@@ -25,11 +26,11 @@ describe('heartbeat ingest: remembered state', () => {
     await t.close();
   });
 
-  const heartbeat = async (): Promise<{ id: string; path: string; tokenHash: string }> => {
-    const res = await api('POST', '/api/v1/targets', { name: 'job', check: { type: 'heartbeat', period: 10 * MIN, grace: 2 * MIN } });
+  const heartbeat = async (as: Api = api): Promise<{ id: string; path: string; tokenHash: string }> => {
+    const res = await as('POST', '/api/v1/targets', { name: 'job', check: { type: 'heartbeat', period: 10 * MIN, grace: 2 * MIN } });
     assert.equal(res.statusCode, 201, res.body);
     const id = res.json().id as string;
-    const path = new URL((await api('GET', `/api/v1/targets/${id}/heartbeat`)).json().ping_url).pathname;
+    const path = new URL((await as('GET', `/api/v1/targets/${id}/heartbeat`)).json().ping_url).pathname;
     return { id, path, tokenHash: pingTokenHash(path.split('/')[2]!) };
   };
   /** A ping through this node's HTTP endpoint, a second later than the last. */
@@ -108,5 +109,52 @@ describe('heartbeat ingest: remembered state', () => {
     // Judged with the old grace, the stored (earlier) deadline would have stood.
     const row = await stored(hb.id);
     assert.equal(row.due_at!.getTime(), row.window_from.getTime() + 10 * MIN);
+  });
+
+  it('a hold made without touching the heartbeat row is seen: the ping is logged, not counted', async () => {
+    const hb = await heartbeat();
+    await ping(hb.path);
+    await ping(hb.path);
+    const was = await stored(hb.id);
+    await t.services.db.query('UPDATE targets SET held_at = now() WHERE id = $1', [hb.id]);
+    const before = committed();
+    await ping(hb.path);
+    assert.equal(committed().lock, before.lock + 1);
+    assert.deepEqual(await stored(hb.id), was);
+    assert.deepEqual(await logged(hb.id), [true, true, false]);
+  });
+
+  it("the org's deletion is seen: the ping is logged, not counted", async () => {
+    const tenant = await createTenantWithToken(t, { plan: 'team' });
+    const hb = await heartbeat(client(t, tenant.token));
+    await ping(hb.path);
+    await ping(hb.path);
+    const was = await stored(hb.id);
+    await t.services.db.query('UPDATE orgs SET deleted_at = now() WHERE id = $1', [tenant.orgId]);
+    await ping(hb.path);
+    assert.deepEqual(await stored(hb.id), was);
+    assert.deepEqual(await logged(hb.id), [true, true, false]);
+  });
+
+  it('a monitor change that leaves counting and timing alone keeps the compare-and-set', async () => {
+    const hb = await heartbeat();
+    await ping(hb.path);
+    await ping(hb.path);
+    assert.equal((await api('PATCH', `/api/v1/targets/${hb.id}`, { name: 'renamed job', tags: ['nightly'] })).statusCode, 200);
+    const before = committed();
+    await ping(hb.path);
+    assert.deepEqual(committed(), { ...before, compareAndSet: before.compareAndSet + 1 });
+  });
+
+  it('a pause and resume through the API are seen, and the resumed heartbeat is judged again', async () => {
+    const hb = await heartbeat();
+    await ping(hb.path);
+    await ping(hb.path);
+    assert.equal((await api('PATCH', `/api/v1/targets/${hb.id}`, { enabled: false })).statusCode, 200);
+    await ping(hb.path);
+    assert.equal((await api('PATCH', `/api/v1/targets/${hb.id}`, { enabled: true })).statusCode, 200);
+    await ping(hb.path);
+    assert.deepEqual(await logged(hb.id), [true, true, false, true]);
+    assert.equal((await stored(hb.id)).status, 'up');
   });
 });
