@@ -87,16 +87,27 @@ describe('heartbeat ingest: remembered state', () => {
     assert.deepEqual(await results(hb.id), ['up', 'down', 'up']);
   });
 
-  it('a pause made without touching the heartbeat row is seen: the ping is logged, not counted', async () => {
-    const hb = await heartbeat();
-    await ping(hb.path);
-    await ping(hb.path);
-    const was = await stored(hb.id);
-    await t.services.db.query('UPDATE targets SET enabled = false WHERE id = $1', [hb.id]);
-    await ping(hb.path);
-    assert.deepEqual(await stored(hb.id), was);
-    assert.deepEqual(await logged(hb.id), [true, true, false]);
-  });
+  // Each change is made behind the heartbeat row's back, in SQL; the triggers of migration 0026 rewrite the row.
+  const uncounting: Array<[string, (hb: { id: string }, orgId: string) => Promise<unknown>]> = [
+    ['a pause', (hb) => t.services.db.query('UPDATE targets SET enabled = false WHERE id = $1', [hb.id])],
+    ['a hold', (hb) => t.services.db.query('UPDATE targets SET held_at = now() WHERE id = $1', [hb.id])],
+    ["the org's deletion", (_hb, orgId) => t.services.db.query('UPDATE orgs SET deleted_at = now() WHERE id = $1', [orgId])],
+  ];
+  for (const [change, make] of uncounting) {
+    it(`${change} made without touching the heartbeat row is seen: the ping is logged, not counted`, async () => {
+      const tenant = await createTenantWithToken(t, { plan: 'team' });
+      const hb = await heartbeat(client(t, tenant.token));
+      await ping(hb.path);
+      await ping(hb.path);
+      const was = await stored(hb.id);
+      await make(hb, tenant.orgId);
+      const before = committed();
+      await ping(hb.path);
+      assert.equal(committed().lock, before.lock + 1);
+      assert.deepEqual(await stored(hb.id), was);
+      assert.deepEqual(await logged(hb.id), [true, true, false]);
+    });
+  }
 
   it('a timing change made without touching the heartbeat row is seen: the deadline follows the new grace', async () => {
     const hb = await heartbeat();
@@ -109,31 +120,6 @@ describe('heartbeat ingest: remembered state', () => {
     // Judged with the old grace, the stored (earlier) deadline would have stood.
     const row = await stored(hb.id);
     assert.equal(row.due_at!.getTime(), row.window_from.getTime() + 10 * MIN);
-  });
-
-  it('a hold made without touching the heartbeat row is seen: the ping is logged, not counted', async () => {
-    const hb = await heartbeat();
-    await ping(hb.path);
-    await ping(hb.path);
-    const was = await stored(hb.id);
-    await t.services.db.query('UPDATE targets SET held_at = now() WHERE id = $1', [hb.id]);
-    const before = committed();
-    await ping(hb.path);
-    assert.equal(committed().lock, before.lock + 1);
-    assert.deepEqual(await stored(hb.id), was);
-    assert.deepEqual(await logged(hb.id), [true, true, false]);
-  });
-
-  it("the org's deletion is seen: the ping is logged, not counted", async () => {
-    const tenant = await createTenantWithToken(t, { plan: 'team' });
-    const hb = await heartbeat(client(t, tenant.token));
-    await ping(hb.path);
-    await ping(hb.path);
-    const was = await stored(hb.id);
-    await t.services.db.query('UPDATE orgs SET deleted_at = now() WHERE id = $1', [tenant.orgId]);
-    await ping(hb.path);
-    assert.deepEqual(await stored(hb.id), was);
-    assert.deepEqual(await logged(hb.id), [true, true, false]);
   });
 
   it('a monitor change that leaves counting and timing alone keeps the compare-and-set', async () => {
