@@ -17,6 +17,9 @@ export function sqlLiteral(value: unknown): string {
   if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return quote(String(value));
   if (value instanceof Date) return quote(value.toISOString());
   if (value instanceof Uint8Array) return quote(`\\x${Buffer.from(value).toString('hex')}`);
+  // Flat arrays arrive as literals (`literalParams`); any other would be a PostgreSQL array to the
+  // `pg` driver and JSON here, so it is refused rather than read two ways.
+  if (Array.isArray(value)) throw new Error('a prepared statement takes arrays of scalars only');
   return quote(JSON.stringify(value));
 }
 

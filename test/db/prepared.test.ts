@@ -68,4 +68,8 @@ describe('sqlLiteral', () => {
     assert.equal(sqlLiteral({ a: "b'" }), `'{"a":"b''"}'`);
     assert.equal(sqlLiteral(Buffer.from([1, 171])), "'\\x01ab'");
   });
+
+  it('refuses an array (flat ones arrive as literals; a nested one would be read two ways)', () => {
+    assert.throws(() => sqlLiteral([[1, 2], [3, 4]]), /arrays of scalars/);
+  });
 });
