@@ -37,7 +37,7 @@ export interface NodeStatus {
   shards: number[];
   /** The scheduler's metrics as a registry holds them: counters, and the lag histogram's buckets as `name{le=x}`. */
   counters: Record<string, number>;
-  /** Where the engine's memory is, in MB: V8's heap (used of total), buffers outside it, the embedded store's WASM heap (PGlite only). */
+  /** Where the engine's memory is, in MB: V8's heap (used of total), buffers outside it, the size of the embedded store's WASM memory (PGlite only; an ArrayBuffer, so also in external). */
   memory: { heapUsed: number; heapTotal: number; external: number; wasm: number | null; live?: number };
 }
 

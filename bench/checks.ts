@@ -666,7 +666,7 @@ function report(runs: EngineFigures[], bares: BareFigures[]): void {
     out.push(`${storeName(r.store)} ${r.monitors}${r.nodes > 1 ? ` x${r.nodes} nodes` : ''}: machine ${r.machineBusyPct.toFixed(0)}% busy; seeded in ${(r.seedMs / 1000).toFixed(1)} s; `
       + `results ${Object.entries(r.statuses).map(([k, v]) => `${k} ${v}`).join(', ')}${r.errors.length ? ` (errors: ${r.errors.join('; ')})` : ''}; `
       + `probe duration p50 ${r.probeP50Ms} ms, p99 ${r.probeP99Ms} ms; lag max ${r.slots.lagMax} ms; RSS max in window ${r.rssMaxMb.toFixed(0)} MB, growing ${f1(r.rssGrowthMbPerMin)} MB/min `
-      + `(at the end: V8 heap ${r.memory.heapUsed} of ${r.memory.heapTotal} MB, ${r.memory.live} MB live after a full GC, external ${r.memory.external} MB${r.memory.wasm === null ? '' : `, store WASM heap ${r.memory.wasm} MB`}); `
+      + `(at the end: V8 heap ${r.memory.heapUsed} of ${r.memory.heapTotal} MB, ${r.memory.live} MB live after a full GC, external ${r.memory.external} MB${r.memory.wasm === null ? '' : `, store WASM memory ${r.memory.wasm} MB in size (part of external; not all resident)`}); `
       + `target server ${f3(r.targetCpuMsPerRequest)} ms/req; the scheduler's metrics over the window: ${m.started} checks started, `
       + `${m.throttled} throttled, ${m.skipped} slots skipped, lag p50 ${m.lagP50}, p99 ${m.lagP99}`);
   }
