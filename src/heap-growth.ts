@@ -1,9 +1,9 @@
 // How far V8 lets the heap grow between full collections. By default it lets the old generation
 // reach up to about four times what survived the last one; under the engine's steady stream of
 // short-lived objects (a check, a ping, a batch) that headroom fills with garbage: at 10,000
-// monitors the heap held 230 MB for 53 MB live (bench:checks). A factor of 1.3 keeps it near
-// 110 MB, with no CPU cost measured there (bench/README.md). V8 reads the flag at each collection,
-// so setting it once the process runs takes effect.
+// monitors the heap held 230 MB for 53 MB live (bench:checks). A factor of 1.3 kept it at 110-130
+// MB, with the CPU a check within the host's noise (bench/README.md). V8 reads the flag at each
+// collection, so setting it once the process runs takes effect.
 import { setFlagsFromString } from 'node:v8';
 
 export const HEAP_GROWING_PERCENT = 30;
