@@ -1,5 +1,5 @@
 // CLI entry: keepwatch serve | migrate | admin ...
-import { ConfigError, loadConfig } from './config/load.js';
+import { ConfigError, loadConfig, type Config } from './config/load.js';
 import { DatabaseUrlError } from './db/database-url.js';
 import { DataDirLockedError } from './db/data-dir-lock.js';
 import { migrate } from './db/migrate.js';
@@ -35,12 +35,14 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(usage + '\n');
     return 0;
   }
-  const config = loadConfig({ configPath });
+  // Read when a command needs it: `admin` answers its help on a broken setup too.
+  const readConfig = (): Config => loadConfig({ configPath });
   switch (command) {
     case 'serve':
-      await serve(config);
+      await serve(readConfig());
       return 0;
     case 'migrate': {
+      const config = readConfig();
       const db = await openStore(config);
       try {
         const applied = await migrate(db);
@@ -55,7 +57,7 @@ async function main(argv: string[]): Promise<number> {
         process.stdout.write(adminUsage() + '\n');
         return 0;
       }
-      return runAdmin(rest, config);
+      return runAdmin(rest, readConfig);
     default:
       process.stderr.write(`unknown command ${command}\n${USAGE}\n`);
       return 2;

@@ -29,6 +29,25 @@ describe('keepwatch <command> --help', () => {
     assert.equal(existsSync(dataDir), false, 'no store was opened');
   });
 
+  it('prints the admin usage, and each admin command\'s, without reading the config', async () => {
+    const runs = [['admin', '--help'], ['admin', '-h'], ['admin', 'list-agents', '--help'], ['admin', 'create-agent', '-h']];
+    const results = await Promise.all(runs.map((args) => runCli(args, env)));
+    results.forEach((res, i) => {
+      const args = runs[i]!.join(' ');
+      assert.equal(res.code, 0, `${args}: ${res.stdout}${res.stderr}`);
+      assert.equal(res.stderr, '', args);
+    });
+    assert.match(results[0]!.stdout, /^keepwatch admin <command>/);
+    assert.equal(results[0]!.stdout, results[1]!.stdout);
+    assert.equal(results[2]!.stdout, 'usage: keepwatch admin list-agents\n');
+    assert.equal(results[3]!.stdout, 'usage: keepwatch admin create-agent --region-id ID --name NAME\n');
+    // A call to the server does need it: the missing config file stops it, named.
+    const call = await runCli(['admin', 'list-agents'], env);
+    assert.notEqual(call.code, 0);
+    assert.match(call.stderr, /KEEPWATCH_CONFIG/);
+    assert.equal(existsSync(dataDir), false, 'no store was opened');
+  });
+
   it('answers -h like --help for the command list', async () => {
     const res = await runCli(['-h'], env);
     assert.equal(res.code, 0, res.stdout + res.stderr);

@@ -75,8 +75,11 @@ export function adminUsage(): string {
 /** Bad usage: the message and the command's usage are printed, and the exit code is 2. */
 class UsageError extends Error {}
 
-/** Returns the process exit code: 0 done, 1 refused or not understood by the server, 2 bad usage, 3 no server. */
-export async function runAdmin(args: string[], config: Config, out: (s: string) => void = (s) => process.stdout.write(s + '\n')): Promise<number> {
+/**
+ * Returns the process exit code: 0 done, 1 refused or not understood by the server, 2 bad usage, 3 no
+ * server. `readConfig` is called only for a call to the server: usage and help need no working setup.
+ */
+export async function runAdmin(args: string[], readConfig: () => Config, out: (s: string) => void = (s) => process.stdout.write(s + '\n')): Promise<number> {
   const [name, ...rest] = args;
   const command = name ? COMMANDS[name] : undefined;
   if (!command) {
@@ -90,7 +93,7 @@ export async function runAdmin(args: string[], config: Config, out: (s: string) 
   }
   let call: { base: string; secret: string; request: AdminRequest };
   try {
-    call = prepareCall(command, rest, config);
+    call = prepareCall(command, rest, readConfig);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     out(`${err.message}\n${usage}`);
@@ -102,10 +105,11 @@ export async function runAdmin(args: string[], config: Config, out: (s: string) 
 type AdminRequest = ReturnType<Command['request']>;
 
 /** Options, secret and server address of one call; a UsageError names what is wrong with them. */
-function prepareCall(command: Command, args: string[], config: Config): { base: string; secret: string; request: AdminRequest } {
+function prepareCall(command: Command, args: string[], readConfig: () => Config): { base: string; secret: string; request: AdminRequest } {
   const values = parseOptions(command, args);
   const missing = command.required.filter((k) => values[k] === undefined);
   if (missing.length) throw new UsageError(`missing --${missing.join(', --')}`);
+  const config = readConfig();
   const secret = cfg.optStr(config, 'operator.secret') ?? readSecretFile(resolve(cfg.str(config, 'data_dir')), OPERATOR_SECRET_FILE);
   if (!secret) throw new UsageError(`no operator secret: set operator.secret, or run this where the server's data_dir (${cfg.str(config, 'data_dir')}) is`);
   return { base: serverBase(values.url as string | undefined, config), secret, request: command.request(values) };
