@@ -1,6 +1,10 @@
 // `database_url` checked and tried once at boot, so a wrong one stops `serve` and `migrate` with one
 // line naming it and the reason, instead of a stack from the first migration.
+import pg from 'pg';
 import { openPostgres, type Db } from './db.js';
+
+/** How long the boot waits for the server to answer a connect, unless the URL sets `connect_timeout`. */
+export const CONNECT_TIMEOUT_SECS = 10;
 
 /** A `database_url` that names no usable PostgreSQL server; the message never holds the password. */
 export class DatabaseUrlError extends Error {
@@ -26,16 +30,32 @@ export async function connectPostgres(url: string): Promise<Db> {
   if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
     throw new DatabaseUrlError(`expected a postgres:// URL, not ${parsed.protocol}//`);
   }
-  const db = openPostgres(url);
+  const timeoutSecs = connectTimeoutOf(parsed);
+  // One client with a deadline: a host that drops packets would otherwise hold the boot for the
+  // OS's TCP timeout (minutes), silent.
+  const probe = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutSecs * 1000 });
   try {
-    await db.query('SELECT 1');
-    return db;
+    await probe.connect();
   } catch (err) {
-    await db.close();
     const host = parsed.hostname || parsed.searchParams.get('host') || 'localhost';
-    throw new DatabaseUrlError(`cannot connect to PostgreSQL at ${host}:${parsed.port || 5432}: ${connectReason(err, parsed.password)}`, err);
+    const reason = isConnectTimeout(err) ? `no answer within ${timeoutSecs} s (connect_timeout)` : connectReason(err, parsed.password);
+    throw new DatabaseUrlError(`cannot connect to PostgreSQL at ${host}:${parsed.port || 5432}: ${reason}`, err);
+  } finally {
+    await probe.end().catch(() => {});
   }
+  return openPostgres(url);
 }
+
+/** The URL's `connect_timeout`, in whole seconds as libpq reads it, else CONNECT_TIMEOUT_SECS. */
+function connectTimeoutOf(url: URL): number {
+  const given = url.searchParams.get('connect_timeout');
+  if (given === null) return CONNECT_TIMEOUT_SECS;
+  if (!/^[1-9][0-9]{0,4}$/.test(given)) throw new DatabaseUrlError(`connect_timeout: expected whole seconds from 1 to 99999, got ${JSON.stringify(given)}`);
+  return Number(given);
+}
+
+/** `pg` ends a connect that outlived `connectionTimeoutMillis` with one of these messages, and no code. */
+const isConnectTimeout = (err: unknown): boolean => /^timeout expired$|connection timeout/i.test((err as Error | undefined)?.message ?? '');
 
 /** Socket errors in words, server refusals (auth, missing database) as the server words them; with the code. */
 function connectReason(err: unknown, password: string): string {

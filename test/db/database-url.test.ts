@@ -2,8 +2,10 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { CONNECT_TIMEOUT_SECS } from '../../src/db/database-url.js';
 import { usePostgres } from '../helpers/store.js';
 import { runCli } from './child-server.js';
 
@@ -36,6 +38,24 @@ describe('keepwatch serve and migrate on a DATABASE_URL that names no usable ser
   it('names it and says it is malformed, before connecting anywhere', async () => {
     for (const line of await refusals('notaurl')) assert.match(line, /^DATABASE_URL: not a URL; expected postgres:\/\//);
     for (const line of await refusals('mysql://kw:hunter2@127.0.0.1/x')) assert.equal(line, 'DATABASE_URL: expected a postgres:// URL, not mysql://');
+  });
+
+  it('gives up on a server that never answers after connect_timeout (10 s unless the URL sets it), and refuses a bad one', async () => {
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = silent.address() as AddressInfo;
+      const started = Date.now();
+      for (const line of await refusals(`postgres://kw:hunter2@127.0.0.1:${port}/x?connect_timeout=1`)) {
+        assert.equal(line, `DATABASE_URL: cannot connect to PostgreSQL at 127.0.0.1:${port}: no answer within 1 s (connect_timeout)`);
+      }
+      assert.ok(Date.now() - started < CONNECT_TIMEOUT_SECS * 1000, 'the URL\'s connect_timeout, not the default');
+    } finally {
+      silent.close();
+    }
+    for (const line of await refusals('postgres://kw:hunter2@127.0.0.1:1/x?connect_timeout=soon')) {
+      assert.equal(line, 'DATABASE_URL: connect_timeout: expected whole seconds from 1 to 99999, got "soon"');
+    }
   });
 
   it('passes on what the server refuses (a missing database, wrong credentials), without the password', { skip: !usePostgres && 'needs DATABASE_URL' }, async () => {
