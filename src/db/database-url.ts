@@ -19,7 +19,7 @@ const SOCKET_REASONS: Record<string, string> = {
   ETIMEDOUT: 'timed out', EHOSTUNREACH: 'host unreachable', ENETUNREACH: 'network unreachable', ECONNRESET: 'connection reset',
 };
 
-/** Opens the pool and connects once. `pg` reads a string that is no URL as a host of its own guessing (`notaurl` dials `base`), so the URL is checked first. */
+/** Connects once, with a deadline, then opens the pool. `pg` reads a string that is no URL as a host of its own guessing (`notaurl` dials `base`), so the URL is checked first. */
 export async function connectPostgres(url: string): Promise<Db> {
   let parsed: URL;
   try {
