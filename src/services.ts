@@ -2,7 +2,7 @@
 // One `createServices` serves `keepwatch serve` and the tests.
 import { resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
-import { cfg, ConfigError, type Config } from './config/load.js';
+import { cfg, ConfigError, sourceOf, type Config } from './config/load.js';
 import { randomBytes } from 'node:crypto';
 import { CREDENTIALS_KEK_FILE, FINGERPRINT_SALT_FILE, OPERATOR_SECRET_FILE, readOrCreateSecret } from './config/secrets.js';
 import { connectPostgres } from './db/database-url.js';
@@ -83,7 +83,7 @@ export function createLogger(config: Config): Logger {
 
 export async function openStore(config: Config): Promise<Db> {
   const url = cfg.optStr(config, 'database_url');
-  return url ? connectPostgres(url) : openPglite({ dataDir: resolve(cfg.str(config, 'data_dir'), 'pg'), sharedBuffersMb: cfg.int(config, 'pglite.shared_buffers_mb') });
+  return url ? connectPostgres(url, sourceOf(config, 'database_url')) : openPglite({ dataDir: resolve(cfg.str(config, 'data_dir'), 'pg'), sharedBuffersMb: cfg.int(config, 'pglite.shared_buffers_mb') });
 }
 
 export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {

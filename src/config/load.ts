@@ -22,21 +22,38 @@ export interface LoadOptions {
   overrides?: Record<string, ConfigValue | undefined>;
 }
 
+/** Where each configured value came from, for messages about it (`DATABASE_URL`, `database_url in ./keepwatch.toml`). */
+const SOURCES = new WeakMap<Config, ReadonlyMap<string, string>>();
+
+/** How a message should name `key` of `config`: the environment variable or file that set it, else the key. */
+export const sourceOf = (config: Config, key: string): string => SOURCES.get(config)?.get(key) ?? key;
+
 export function loadConfig(options: LoadOptions = {}): Config {
   const env = options.env ?? process.env;
   const values: Record<string, ConfigValue | undefined> = {};
+  const sources = new Map<string, string>();
   for (const [key, spec] of Object.entries(CONFIG_KEYS)) values[key] = spec.default as ConfigValue | undefined;
 
   const file = resolveConfigFile(options, env);
-  if (file) Object.assign(values, readTomlFile(file));
-  Object.assign(values, readEnv(env));
+  if (file) {
+    const fromFile = readTomlFile(file);
+    Object.assign(values, fromFile);
+    for (const key of Object.keys(fromFile)) sources.set(key, `${key} in ${file}`);
+  }
+  for (const [key, { value, name }] of readEnv(env)) {
+    values[key] = value;
+    sources.set(key, name);
+  }
   for (const [key, value] of Object.entries(options.overrides ?? {})) {
     const spec = CONFIG_KEYS[key];
     if (!spec) throw new ConfigError(key, 'unknown key');
     values[key] = value === undefined ? undefined : coerce(key, spec, value, typeof value === 'string');
+    sources.delete(key);
   }
   values['auth.public_base_url'] ??= derivedPublicBaseUrl(values);
-  return Object.freeze(values);
+  const config = Object.freeze(values);
+  SOURCES.set(config, sources);
+  return config;
 }
 
 /** Unset `auth.public_base_url` is where the server listens, so every link and ping URL reaches it. */
@@ -85,8 +102,9 @@ function* flatten(doc: Record<string, unknown>, prefix = ''): Generator<[string,
   }
 }
 
-function readEnv(env: NodeJS.ProcessEnv): Record<string, ConfigValue> {
-  const out: Record<string, ConfigValue> = {};
+/** Each key the environment sets, with its value and the variable that set it. */
+function readEnv(env: NodeJS.ProcessEnv): Map<string, { value: ConfigValue; name: string }> {
+  const out = new Map<string, { value: ConfigValue; name: string }>();
   const known = new Set<string>(LOADER_ENV);
   for (const [key, spec] of Object.entries(CONFIG_KEYS)) {
     const name = envNameOf(key);
@@ -94,7 +112,7 @@ function readEnv(env: NodeJS.ProcessEnv): Record<string, ConfigValue> {
     for (const alias of [name, ...(spec.envAliases ?? [])].reverse()) {
       // Aliases (PORT, DATABASE_URL) win over the KEEPWATCH_ form only when the latter is absent.
       const raw = env[alias];
-      if (raw !== undefined && raw !== '') out[key] = coerce(alias, spec, raw, true);
+      if (raw !== undefined && raw !== '') out.set(key, { value: coerce(alias, spec, raw, true), name: alias });
     }
   }
   for (const name of Object.keys(env)) {

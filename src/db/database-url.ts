@@ -6,10 +6,13 @@ import { openPostgres, type Db } from './db.js';
 /** How long the boot waits for the server to answer a connect, unless the URL sets `connect_timeout`. */
 export const CONNECT_TIMEOUT_SECS = 10;
 
-/** A `database_url` that names no usable PostgreSQL server; the message never holds the password. */
+/**
+ * A `database_url` that names no usable PostgreSQL server; the message names where the URL was set
+ * (`DATABASE_URL`, `database_url in ./keepwatch.toml`) and never holds the password.
+ */
 export class DatabaseUrlError extends Error {
-  constructor(reason: string, cause?: unknown) {
-    super(`DATABASE_URL: ${reason}`, { cause });
+  constructor(source: string, reason: string, cause?: unknown) {
+    super(`${source}: ${reason}`, { cause });
     this.name = 'DatabaseUrlError';
   }
 }
@@ -20,17 +23,17 @@ const SOCKET_REASONS: Record<string, string> = {
 };
 
 /** Connects once, with a deadline, then opens the pool. `pg` reads a string that is no URL as a host of its own guessing (`notaurl` dials `base`), so the URL is checked first. */
-export async function connectPostgres(url: string): Promise<Db> {
+export async function connectPostgres(url: string, source = 'database_url'): Promise<Db> {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new DatabaseUrlError('not a URL; expected postgres://user:password@host:port/database');
+    throw new DatabaseUrlError(source, 'not a URL; expected postgres://user:password@host:port/database');
   }
   if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
-    throw new DatabaseUrlError(`expected a postgres:// URL, not ${parsed.protocol}//`);
+    throw new DatabaseUrlError(source, `expected a postgres:// URL, not ${parsed.protocol}//`);
   }
-  const timeoutSecs = connectTimeoutOf(parsed);
+  const timeoutSecs = connectTimeoutOf(parsed, source);
   // One client with a deadline: a host that drops packets would otherwise hold the boot for the
   // OS's TCP timeout (minutes), silent.
   const probe = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutSecs * 1000 });
@@ -39,7 +42,7 @@ export async function connectPostgres(url: string): Promise<Db> {
   } catch (err) {
     const host = parsed.hostname || parsed.searchParams.get('host') || 'localhost';
     const reason = isConnectTimeout(err) ? `no answer within ${timeoutSecs} s (connect_timeout)` : connectReason(err, parsed.password);
-    throw new DatabaseUrlError(`cannot connect to PostgreSQL at ${host}:${parsed.port || 5432}: ${reason}`, err);
+    throw new DatabaseUrlError(source, `cannot connect to PostgreSQL at ${host}:${parsed.port || 5432}: ${reason}`, err);
   } finally {
     await probe.end().catch(() => {});
   }
@@ -47,10 +50,10 @@ export async function connectPostgres(url: string): Promise<Db> {
 }
 
 /** The URL's `connect_timeout`, in whole seconds as libpq reads it, else CONNECT_TIMEOUT_SECS. */
-function connectTimeoutOf(url: URL): number {
+function connectTimeoutOf(url: URL, source: string): number {
   const given = url.searchParams.get('connect_timeout');
   if (given === null) return CONNECT_TIMEOUT_SECS;
-  if (!/^[1-9][0-9]{0,4}$/.test(given)) throw new DatabaseUrlError(`connect_timeout: expected whole seconds from 1 to 99999, got ${JSON.stringify(given)}`);
+  if (!/^[1-9][0-9]{0,4}$/.test(given)) throw new DatabaseUrlError(source, `connect_timeout: expected whole seconds from 1 to 99999, got ${JSON.stringify(given)}`);
   return Number(given);
 }
 

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { ConfigError, loadConfig, type LoadOptions } from '../../src/config/load.js';
+import { ConfigError, loadConfig, sourceOf, type LoadOptions } from '../../src/config/load.js';
 import { CONFIG_KEYS, envNameOf } from '../../src/config/schema.js';
 
 const dirs: string[] = [];
@@ -143,6 +143,19 @@ describe('config: sources', () => {
     assert.equal(c.data_dir, '/from/env');
     assert.equal(c['security.allow_private_targets'], true);
     assert.equal(c['http.host'], '10.0.0.1');
+  });
+
+  it('remembers which variable or file set each key, for messages about its value', () => {
+    const cwd = withToml('database_url = "postgres://u@file/kw"\n[http]\nport = 1001\nhost = "10.0.0.1"');
+    const file = join(cwd, 'keepwatch.toml');
+    const c = load({ cwd, env: { PORT: '2002', KEEPWATCH_DATA_DIR: '/from/env' }, overrides: { 'log.level': 'warn' } });
+    assert.equal(sourceOf(c, 'database_url'), `database_url in ${file}`);
+    assert.equal(sourceOf(c, 'http.host'), `http.host in ${file}`);
+    assert.equal(sourceOf(c, 'http.port'), 'PORT', 'the environment beat the file');
+    assert.equal(sourceOf(c, 'data_dir'), 'KEEPWATCH_DATA_DIR');
+    assert.equal(sourceOf(c, 'log.level'), 'log.level', 'set by the caller: the key itself');
+    assert.equal(sourceOf(c, 'metrics.enabled'), 'metrics.enabled', 'a default: the key itself');
+    assert.equal(sourceOf(load({ env: { DATABASE_URL: 'postgres://a', KEEPWATCH_DATABASE_URL: 'postgres://b' } }), 'database_url'), 'KEEPWATCH_DATABASE_URL');
   });
 
   it('ignores environment variables outside the KEEPWATCH_ namespace', () => {

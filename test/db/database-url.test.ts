@@ -1,6 +1,6 @@
 // A DATABASE_URL that names no usable server stops the CLI with one line naming it, never the password.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -15,9 +15,9 @@ let runs = 0;
 
 describe('keepwatch serve and migrate on a DATABASE_URL that names no usable server', () => {
   /** Runs `serve` and `migrate` on `url`; each must stop with exactly one line on stderr, exit 1, and no store opened. */
-  const refusals = async (url: string): Promise<string[]> => {
+  const refusals = async (url: string, setBy: Record<string, string> = { DATABASE_URL: url }): Promise<string[]> => {
     const dataDir = join(dir, `data-${++runs}`);
-    const env = { PATH: process.env.PATH, HOME: process.env.HOME, KEEPWATCH_DATA_DIR: dataDir, PORT: '0', KEEPWATCH_METRICS__ENABLED: 'false', DATABASE_URL: url };
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME, KEEPWATCH_DATA_DIR: dataDir, PORT: '0', KEEPWATCH_METRICS__ENABLED: 'false', ...setBy };
     const lines: string[] = [];
     for (const res of await Promise.all([runCli(['serve'], env), runCli(['migrate'], env)])) {
       assert.equal(res.code, 1, res.stdout + res.stderr);
@@ -32,6 +32,18 @@ describe('keepwatch serve and migrate on a DATABASE_URL that names no usable ser
   it('names it and says the connection was refused, without the password', async () => {
     for (const line of await refusals('postgres://kw:hunter2@127.0.0.1:1/x')) {
       assert.equal(line, 'DATABASE_URL: cannot connect to PostgreSQL at 127.0.0.1:1: connection refused (ECONNREFUSED)');
+    }
+  });
+
+  it('names where the URL was set: the KEEPWATCH_ variable, or the config file and key', async () => {
+    const url = 'postgres://kw:hunter2@127.0.0.1:1/x';
+    for (const line of await refusals(url, { KEEPWATCH_DATABASE_URL: url })) {
+      assert.equal(line, 'KEEPWATCH_DATABASE_URL: cannot connect to PostgreSQL at 127.0.0.1:1: connection refused (ECONNREFUSED)');
+    }
+    const file = join(dir, 'keepwatch.toml');
+    writeFileSync(file, `database_url = "${url}"\n`);
+    for (const line of await refusals(url, { KEEPWATCH_CONFIG: file })) {
+      assert.equal(line, `database_url in ${file}: cannot connect to PostgreSQL at 127.0.0.1:1: connection refused (ECONNREFUSED)`);
     }
   });
 
