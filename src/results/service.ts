@@ -41,8 +41,14 @@ export function resultWindow(clock: Clock, plan: EffectivePlan, query: { from?: 
   const oldest = oldestReadable(clock, plan);
   const asked = query.to ? instantOf(query.to, 'to').getTime() : now;
   const to = Math.max(options.endAtNow ? Math.min(asked, now) : asked, oldest);
-  const fromAsked = query.from ? instantOf(query.from, 'from').getTime() : options.defaultSpanMs === undefined ? oldest : to - options.defaultSpanMs;
-  if (fromAsked > asked) throw new AppError(400, 'VALIDATION_FAILED', 'from: must not be after to', { field: 'from' });
+  let fromAsked: number;
+  if (query.from) {
+    fromAsked = instantOf(query.from, 'from').getTime();
+    if (fromAsked > asked) throw new AppError(400, 'VALIDATION_FAILED', 'from: must not be after to', { field: 'from' });
+  } else {
+    // A default never contradicts the `to` given, however old: that window is merely empty.
+    fromAsked = options.defaultSpanMs === undefined ? oldest : to - options.defaultSpanMs;
+  }
   const from = Math.min(Math.max(fromAsked, oldest), to);
   return { from: new Date(from), to: new Date(to), ...(query.region !== undefined && { region: query.region }) };
 }

@@ -176,6 +176,14 @@ describe('uptime and latency', () => {
     assert.equal(uptime.statusCode, 200, uptime.body);
     assert.deepEqual([uptime.json().checks.total, uptime.json().uptime_pct], [0, null]);
 
+    // `to` alone, older than retention: the default `from` follows it, so the window is empty, not reversed.
+    for (const path of ['results', 'uptime', 'latency', 'latency/by-region', 'incidents']) {
+      const res = await freeApi('GET', `/api/v1/targets/${id}/${path}?to=${iso(now - 60 * DAY)}`);
+      assert.equal(res.statusCode, 200, `${path}: ${res.body}`);
+      if (path === 'results' || path === 'incidents') assert.equal(res.json().total, 0, path);
+      if (path === 'uptime') assert.equal(res.json().checks.total, 0);
+    }
+
     for (const path of ['uptime', 'latency']) {
       const all = (await freeApi('GET', `/api/v1/targets/${id}/${path}?from=${iso(now - 200 * DAY)}`)).json();
       assert.ok(Date.parse(all.from) >= now - 30 * DAY, `${path} from ${all.from}`);
