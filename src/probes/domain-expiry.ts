@@ -197,6 +197,10 @@ export const domainExpiryProbe: Probe<DomainExpiryCheckT> = async (spec, ctx) =>
   return withDeadline(spec.timeout, ctx.signal, (signal) => checkDomain(spec, ctx, signal, started),
     // No expiry date was read (registry down, 404, no expiration event, bad JSON, bootstrap
     // unavailable, timeout): there is nothing to judge, so `error`, never `down`, which the status
-    // table keeps for a domain that is expired or close to it.
-    (err) => ({ status: 'error', duration_ms: performance.now() - started, error: describeError(err), fields: { domain: spec.domain } }));
+    // table keeps for a domain that is expired or close to it. Still the spec's JSON body (every
+    // non-up result carries it), its dates null, with the `reason` in words.
+    (err) => {
+      const body = { domain: spec.domain, days_remaining: null, expiration_date: null, reason: describeError(err) };
+      return { status: 'error', duration_ms: performance.now() - started, error: JSON.stringify(body), fields: { domain: spec.domain } };
+    });
 };

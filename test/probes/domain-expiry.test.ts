@@ -30,6 +30,15 @@ function body(r: ProbeResult): Record<string, unknown> {
   return JSON.parse(r.error!) as Record<string, unknown>;
 }
 
+/** Why a lookup failed, from an `error` result's JSON body (dates null: none was read). */
+function reason(r: ProbeResult): string {
+  assert.equal(r.status, 'error');
+  const { reason: why, ...rest } = body(r);
+  assert.deepEqual(rest, { domain: rest.domain, days_remaining: null, expiration_date: null });
+  assert.equal(typeof why, 'string');
+  return why as string;
+}
+
 async function closedPort(): Promise<number> {
   const server = createServer().listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -111,41 +120,41 @@ describe('domain_expiry probe', () => {
   it('a domain the registry does not know (404) is error', async () => {
     const r = await domainExpiryProbe(check('missing.test'), ctx);
     assert.equal(r.status, 'error');
-    assert.equal(r.error, 'domain not found at its RDAP server (404)');
+    assert.equal(reason(r), 'domain not found at its RDAP server (404)');
   });
 
   it('an answer without an expiration event is error', async () => {
     const r = await domainExpiryProbe(check('nodate.test'), ctx);
     assert.equal(r.status, 'error');
-    assert.equal(r.error, 'the registry publishes no expiration event for this domain');
+    assert.equal(reason(r), 'the registry publishes no expiration event for this domain');
   });
 
   it('an answer that is not JSON, or an unreadable date, is error', async () => {
     const junk = await domainExpiryProbe(check('junk.test'), ctx);
     assert.equal(junk.status, 'error');
-    assert.equal(junk.error, 'RDAP answer is not JSON');
+    assert.equal(reason(junk), 'RDAP answer is not JSON');
     const badDay = await domainExpiryProbe(check('badday.test'), ctx);
     assert.equal(badDay.status, 'error');
-    assert.equal(badDay.error, 'unreadable expiration date "someday"');
+    assert.equal(reason(badDay), 'unreadable expiration date "someday"');
   });
 
   it('an unreachable registry is error with the reason', async () => {
     const r = await domainExpiryProbe(check('x.unreachable'), ctx);
     assert.equal(r.status, 'error');
-    assert.equal(r.error, 'RDAP server unreachable: connection refused');
+    assert.equal(reason(r), 'RDAP server unreachable: connection refused');
   });
 
   it('a TLD the bootstrap does not list is error', async () => {
     const r = await domainExpiryProbe(check('example.zz'), ctx);
     assert.equal(r.status, 'error');
-    assert.equal(r.error, 'no RDAP service for .zz in the bootstrap registry');
+    assert.equal(reason(r), 'no RDAP service for .zz in the bootstrap registry');
   });
 
   it('a bootstrap registry that cannot be fetched is error', async () => {
     const rdap = new RdapBootstrap(`http://127.0.0.1:${await closedPort()}/dns.json`, clock);
     const r = await domainExpiryProbe(check('far.test'), { ...ctx, rdap });
     assert.equal(r.status, 'error');
-    assert.match(r.error ?? '', /^RDAP bootstrap http:\/\/127\.0\.0\.1:\d+\/dns\.json: /);
+    assert.match(reason(r), /^RDAP bootstrap http:\/\/127\.0\.0\.1:\d+\/dns\.json: /);
   });
 
   it('a registry slower than the timeout is error at the timeout', async () => {
@@ -154,7 +163,7 @@ describe('domain_expiry probe', () => {
       const t0 = performance.now();
       const r = await domainExpiryProbe(check('far.test', { timeout: 150 }), ctx);
       assert.equal(r.status, 'error');
-      assert.equal(r.error, 'timeout after 150 ms');
+      assert.equal(reason(r), 'timeout after 150 ms');
       assert.ok(performance.now() - t0 < 900);
     } finally {
       rdapServer.delayMs = 0;
@@ -207,7 +216,7 @@ describe('domain_expiry probe: per-TLD in-flight cap', () => {
     await new Promise((resolve) => setTimeout(resolve, 30));
     const waiting = await domainExpiryProbe(check('d2.test', { timeout: 100 }), ctx);
     assert.equal(waiting.status, 'error');
-    assert.equal(waiting.error, 'timeout after 100 ms');
+    assert.equal(reason(waiting), 'timeout after 100 ms');
     assert.equal((await first).status, 'up');
     assert.deepEqual(rdapServer.requests.map((q) => q.path), ['/rdap/domain/d1.test'], 'the timed-out check never reached the registry');
     rdapServer.delayMs = 0;
