@@ -1,14 +1,15 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { addRoute, IdParams } from '../http/route.js';
+import { isObject } from '../http/validation.js';
 import { CheckResult, TestResult } from '../results/index.js';
 import type { Services } from '../services.js';
 import { CheckSpec } from '../targets/check-specs.js';
 import { targetsCtx } from '../targets/routes.js';
 import { probeContextOf } from './engine.js';
-import { checkNow, testCheck, type ChecksCtx } from './service.js';
+import { checkNow, refuseUnprobeable, testCheck, type ChecksCtx } from './service.js';
 
 const TAGS = ['targets'];
-const UNPROBED = 'Heartbeat and manual monitors are not probed: 400 `HEARTBEAT_NOT_PROBEABLE`. Ping and flow checks answer an `error` result until their probes ship.';
+const UNPROBED = 'Heartbeat and manual monitors are not probed: 400 `HEARTBEAT_NOT_PROBEABLE`. Flow checks answer an `error` result: no node runs browser flows yet.';
 
 export function registerCheckRoutes(app: FastifyInstance, services: Services): void {
   const probe = probeContextOf(services);
@@ -22,6 +23,8 @@ export function registerCheckRoutes(app: FastifyInstance, services: Services): v
     summary: 'Run a check spec once',
     description: `The body is a check spec (as a target's \`check\`), held to every rule a create applies, SSRF and \`{{key}}\` variables included; errors name the body's fields (\`url\`, not \`check.url\`). The check runs once from this node's region (\`local\`) and answers 200 with the result, whatever its status; nothing is stored. Counted against \`test_now_per_minute\`. ${UNPROBED}`,
     body: CheckSpec,
+    // The kind before its fields: a heartbeat or manual spec is refused as such, even one its own schema would refuse.
+    beforeValidation: async (request) => refuseUnprobeable(isObject(request.body) ? request.body.type : undefined, 'type'),
     response: { 200: TestResult },
     handler: async (request) => testCheck(ctx(request), request.body),
   });

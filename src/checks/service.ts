@@ -14,7 +14,6 @@ import { newId } from '../shared/ids.js';
 import type { Sealer } from '../shared/seal.js';
 import type { CheckSpecT } from '../targets/check-specs.js';
 import { checkFlowEnabled, prepareCheck } from '../targets/checks.js';
-import type { CheckKind } from '../targets/constants.js';
 import type { NetworkCtx } from '../targets/network.js';
 import { openCredentials } from '../targets/redaction.js';
 import { checkVariables, getTargetRowInOrg } from '../targets/service.js';
@@ -40,7 +39,7 @@ export type TestResultT = ResultFieldsT & { id: string; target_id: null };
  * Heartbeat and manual monitors are fed from outside: nothing to probe (CONTRACT.md: 400). `field`
  * names the body's `type` on a test-run; check-now has no body, so nothing it sent is at fault.
  */
-function refuseUnprobeable(kind: CheckKind, field?: string): void {
+export function refuseUnprobeable(kind: unknown, field?: string): void {
   if (kind === 'heartbeat' || kind === 'manual') {
     throw new AppError(400, 'HEARTBEAT_NOT_PROBEABLE', `a ${kind} monitor is not probed: it takes ${kind === 'heartbeat' ? 'pings' : 'a state set by hand'}`, field === undefined ? {} : { field });
   }

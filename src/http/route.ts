@@ -53,6 +53,11 @@ export interface RouteSpec<B extends TSchema, Q extends TSchema, P extends TSche
   bodyLimit?: number;
   /** Whether a GET route also answers HEAD (Fastify's default); off where a GET has an effect. */
   exposeHeadRoute?: boolean;
+  /**
+   * Runs after auth and before the body is validated: for a rule whose code the spec names and that
+   * must answer before the schema would (e.g. the wrong kind of monitor). Sees the body unvalidated.
+   */
+  beforeValidation?: (request: FastifyRequest) => Promise<void>;
   handler: (request: Req<B, Q, P>, reply: FastifyReply) => Promise<unknown>;
 }
 
@@ -75,6 +80,7 @@ export function addRoute<B extends TSchema = TSchema, Q extends TSchema = TSchem
     url: spec.url,
     bodyLimit: spec.bodyLimit,
     ...(spec.exposeHeadRoute === false && { exposeHeadRoute: false }),
+    ...(spec.beforeValidation && { preValidation: spec.beforeValidation }),
     // fast-json-stringify picks a oneOf branch by running a validator per value: for a list of
     // 1,000 monitors that is most of the request. Such answers come from one mapper per resource
     // (toTarget, ...) that builds exactly the documented shape, so plain JSON.stringify is as exact.

@@ -19,7 +19,7 @@ export type ManualStateT = Static<typeof ManualState>;
 export const PutManualStateBody = Type.Object({
   status: Type.Union(MANUAL_STATUSES.map((s) => Type.Literal(s)), { ...invalidState, description: '`up`, `degraded` or `down`.' }),
   note: Type.Optional(Type.Union([
-    Type.String({ maxLength: MANUAL_NOTE_MAX, pattern: '^[^\\u0000-\\u001f\\u007f\\u2028\\u2029]*$', ...invalidState }),
+    Type.String({ maxLength: MANUAL_NOTE_MAX, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*$', ...invalidState }),
     Type.Null(),
   ], { ...invalidState, description: `One line, at most ${MANUAL_NOTE_MAX} characters; replaces the previous note (omitted or null clears it).` })),
 }, { additionalProperties: false });

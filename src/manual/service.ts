@@ -23,6 +23,11 @@ async function manualTarget(db: Executor, orgId: string, id: string, lock?: 'upd
   return row;
 }
 
+/** "Either state route on a non-manual monitor is 404": asked before a PUT's body is validated, so a bad body on another kind answers that too. */
+export async function refuseUnlessManual(ctx: Pick<ManualCtx, 'db' | 'org'>, id: string): Promise<void> {
+  await manualTarget(ctx.db, ctx.org.id, id);
+}
+
 async function stateRow(db: Executor, target: TargetRow): Promise<StateRow> {
   const [row] = await db.query<StateRow>('SELECT status, note, set_at, set_by FROM manual_states WHERE target_id = $1', [target.id]);
   return row ?? { status: 'up', note: null, set_at: target.created_at, set_by: null };

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest, HTTPMethods, preValidationAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { addRoute, IdParams } from '../http/route.js';
 import { isObject } from '../http/validation.js';
 import { WRITE_SOURCE_TEXT, writeSourceOf } from '../http/write-source.js';
@@ -32,19 +32,6 @@ export function targetsCtx(services: Services, request: FastifyRequest): Targets
   };
 }
 
-/**
- * Runs `hook` on one route after auth and before its body is validated (addRoute declares no hooks):
- * for a rule whose code the spec names and that must answer before the schema would. Call it before
- * the route is added: Fastify runs onRoute hooks as each route is declared.
- */
-export function beforeValidation(app: FastifyInstance, method: HTTPMethods, url: string, hook: (request: FastifyRequest) => Promise<void>): void {
-  app.addHook('onRoute', (route) => {
-    if (route.method !== method || route.url !== url) return;
-    const existing = route.preValidation ? [route.preValidation].flat() : [];
-    route.preValidation = [...existing, hook as preValidationAsyncHookHandler];
-  });
-}
-
 /** `check.type` of a body not validated yet, when it is a string. */
 function checkTypeOf(body: unknown): string | undefined {
   const check = isObject(body) ? body.check : undefined;
@@ -55,14 +42,6 @@ function checkTypeOf(body: unknown): string | undefined {
 export function registerTargetRoutes(app: FastifyInstance, services: Services): void {
   const ctx = (request: FastifyRequest): TargetsCtx => targetsCtx(services, request);
   registerBulkRoutes(app, services);
-
-  // PATCH rule 1 before the body schema, which would judge a check of another kind by that kind's
-  // shape. A malformed id is left to the params schema (404).
-  beforeValidation(app, 'PATCH', '/api/v1/targets/:id', async (request) => {
-    const type = checkTypeOf(request.body);
-    const { id } = request.params as { id: string };
-    if (type !== undefined && isUuid(id)) await refuseKindChange(ctx(request), id, type);
-  });
 
   addRoute(app, {
     method: 'GET', url: '/api/v1/targets', auth: 'user', scope: 'targets:read', tags: TAGS,
@@ -99,6 +78,13 @@ export function registerTargetRoutes(app: FastifyInstance, services: Services): 
     summary: 'Update a target',
     description: `Only the fields sent change. A \`check\` must keep the stored \`type\` (400 \`CHECK_KIND_IMMUTABLE\` with \`field: check.type\`, answered before the rest of the body is validated, so also for an incomplete check of another kind) and replaces the stored check whole; leave \`check\` out to keep stored credentials. A credential containing \`***\` is 400 \`REDACTION_SENTINEL\`. ${WRITE_SOURCE_TEXT}`,
     params: IdParams, body: PatchTargetBody,
+    // PATCH rule 1 before the body schema, which would judge a check of another kind by that kind's
+    // shape. A malformed id is left to the params schema (404).
+    beforeValidation: async (request) => {
+      const type = checkTypeOf(request.body);
+      const { id } = request.params as { id: string };
+      if (type !== undefined && isUuid(id)) await refuseKindChange(ctx(request), id, type);
+    },
     response: { 200: Target },
     handler: async (request) => patchTarget(ctx(request), request.params.id, request.body),
   });
