@@ -20,7 +20,7 @@ import type { Clock } from '../shared/context.js';
 import { AppError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import {
-  changeOf, COUNTING_SQL, insertPings, resultOf, saveIfUnchanged, saveOutputs, saveStates, TIMING_SQL,
+  changeOf, COUNTING_SQL, insertPings, pingUrlExists, resultOf, saveIfUnchanged, saveOutputs, saveStates, TIMING_SQL,
   type HeartbeatRow, type JudgedFrom, type PingRow, type StateChange,
 } from './store.js';
 import { applyPing, dueAt, type HeartbeatTiming, type PingSignal } from './verdict.js';
@@ -85,6 +85,11 @@ export class PingIngest {
     return new Promise((settle, fail) => {
       this.enqueue({ kind: 'ping', id: newId(), tokenHash, signal, exitCode, at: this.deps.clock.now().getTime(), settle, fail });
     });
+  }
+
+  /** Whether a token (by its hash) names a ping URL now; nothing is written. */
+  pingUrlExists(tokenHash: string): Promise<boolean> {
+    return pingUrlExists(this.deps.db, tokenHash, this.deps.clock.now());
   }
 
   /** Attaches a run's output to its committed ping. */

@@ -63,7 +63,9 @@ export async function answerPing(deps: PingEndpointDeps, req: IncomingMessage, r
     const tokenHash = pingTokenHash(path.token);
     const waitSecs = deps.pingLimiter.take(tokenHash);
     if (waitSecs) {
-      // Refused before the token is looked up, so recorded with no account.
+      // A URL that names no heartbeat is 404 however often it is called: looked up (read only) on
+      // this path alone, so the common ping pays nothing for it. Recorded with no account.
+      if (!(await deps.pings.pingUrlExists(tokenHash))) throw noSuchPingUrl();
       throw new AppError(429, 'RATE_LIMITED', 'this ping URL takes 1 ping per second (burst 10)',
         { retryAfter: waitSecs, rejection: { event: 'rate_limited', quota: 'ping', details: {} } });
     }

@@ -192,3 +192,17 @@ export async function saveOutputs(tx: Executor, outputs: ReadonlyArray<{ pingId:
     `UPDATE heartbeat_pings p SET output = r.output FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, output text) WHERE p.id = r.id`,
     [JSON.stringify(outputs.map((o) => ({ id: o.pingId, output: o.output })))]);
 }
+
+/**
+ * Whether `tokenHash` names a ping URL at `now`: a heartbeat's current one, or a replaced one still
+ * in its 24 hours (the ingest's own matching rule, read without a lock).
+ */
+export async function pingUrlExists(db: Executor, tokenHash: string, now: Date): Promise<boolean> {
+  const rows = await db.query(
+    `SELECT 1 FROM heartbeats h
+      WHERE h.token_hash = $1 OR (h.previous_token_hash = $1 AND h.previous_expires_at > $2)
+         OR (h.retired_token_hashes && ARRAY[$1]::text[] AND EXISTS (
+               SELECT 1 FROM unnest(h.retired_token_hashes, h.retired_expires_at) AS r(hash, expires_at) WHERE r.hash = $1 AND r.expires_at > $2))
+      LIMIT 1`, [tokenHash, now]);
+  return rows.length > 0;
+}

@@ -153,6 +153,26 @@ describe('heartbeat monitors: record and ingest', () => {
     assert.equal(logged.length, 11, 'the refused ping was not counted');
   });
 
+  it('a URL that names no heartbeat stays 404 past the burst, unknown and revoked alike; a replaced URL in its overlap is limited', async () => {
+    const rotate = async (id: string, body: Json) => assert.equal((await api('POST', `/api/v1/targets/${id}/heartbeat/rotate`, body)).statusCode, 200);
+    const { id: first, path: overlapping } = await heartbeat();
+    await rotate(first, {});
+    const { id: second, path: revoked } = await heartbeat();
+    await rotate(second, { revoke_previous_immediately: true });
+    const unknown = `/ping/${'B'.repeat(43)}`;
+    for (const gone of [unknown, revoked]) {
+      const answers = [];
+      for (let i = 0; i < 12; i++) answers.push(await ping(gone));
+      for (const res of answers) {
+        expectError(res, 404, 'NOT_FOUND');
+        assert.equal(res.headers['retry-after'], undefined);
+      }
+    }
+    const answers = [];
+    for (let i = 0; i < 11; i++) answers.push((await ping(overlapping)).statusCode);
+    assert.deepEqual(answers, [...Array(10).fill(200), 429], 'the first URL still works for 24 h, so it is limited like any');
+  });
+
   it('silence past period + grace goes down on evaluation, not before; a success comes back up', async () => {
     const { id, path } = await heartbeat();
     await ping(path);
