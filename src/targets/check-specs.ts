@@ -3,8 +3,9 @@
 // Rules a schema cannot state (cross-field rules, DNS forms, SSRF) live in the checks' validators.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { discriminated } from '../http/schema-helpers.js';
+import { ERROR_CODE_KEYWORD } from '../http/validation.js';
 import {
-  DNS_RECORD_TYPES, EXPECTED_RECORD_MAX_LENGTH, EXPECTED_RECORDS_MAX, EXPIRY_DAYS, FLOW_STEP_TIMEOUT_MS, FLOW_STEPS_MAX,
+  DNS_RECORD_TYPES, type DnsRecordType, EXPECTED_RECORD_MAX_LENGTH, EXPECTED_RECORDS_MAX, EXPIRY_DAYS, FLOW_STEP_TIMEOUT_MS, FLOW_STEPS_MAX,
   FLOW_TIMEOUT_MS, HEARTBEAT_MAX_MS, HEARTBEAT_PERIOD_MIN_MS, HTTP_METHODS, IP_VERSIONS,
 } from './constants.js';
 
@@ -61,15 +62,17 @@ export const PingCheck = Type.Object({
   timeout: timeout(5_000),
 }, { ...strict, title: 'PingCheck' });
 
+/** "DNS parameter violations" are 400 INVALID_DNS_PARAMS (monitoring-api.md, "Errors"), also where the schema finds them. */
+const dnsParam = { [ERROR_CODE_KEYWORD]: 'INVALID_DNS_PARAMS' };
 // The forms and sizes of `domain`, `resolver` and `expected_records` are the DNS rules'
 // (dns-params.ts), not the schema's: the spec answers them 400 INVALID_DNS_PARAMS, which a schema
 // bound would pre-empt with VALIDATION_FAILED. Those rules run in linear time; the body limit bounds the input.
 export const DnsCheck = Type.Object({
   type: Type.Literal('dns'),
   domain: Type.String({ description: 'Name to query, at most 253 characters (PTR: an address or its reverse name); a malformed one is 400 `INVALID_DNS_PARAMS`.' }),
-  record_type: Type.Union(DNS_RECORD_TYPES.map((t) => Type.Literal(t))),
+  record_type: Type.Unsafe<DnsRecordType>({ type: 'string', enum: [...DNS_RECORD_TYPES], ...dnsParam, description: 'Another value is 400 `INVALID_DNS_PARAMS`.' }),
   resolver: unsetIsNull(Type.String({ description: '`ip` or `ip:port`; omitted means the process resolver. Another form is 400 `INVALID_DNS_PARAMS`.' })),
-  expected_contains: unsetIsNull(Type.String({ minLength: 1, maxLength: 2048 })),
+  expected_contains: unsetIsNull(Type.String({ minLength: 1, maxLength: 2048, ...dnsParam, description: '1..2048 characters; otherwise 400 `INVALID_DNS_PARAMS`.' })),
   expected_records: unsetIsNull(Type.Array(Type.String(), {
     description: `Exact answer set; an empty list equals none. Up to ${EXPECTED_RECORDS_MAX} values, each 1..${EXPECTED_RECORD_MAX_LENGTH} characters in the record type's form; beyond, 400 \`INVALID_DNS_PARAMS\`.`,
   })),

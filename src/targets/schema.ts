@@ -29,7 +29,7 @@ const TAGS_BODY_MAX = 1000;
 export const RegionPolicy = Type.Union([
   Type.Literal('any'), Type.Literal('majority'), Type.Literal('all'),
   Type.Object({ count: Type.Integer({ description: 'At least 1 and at most the enabled regions, else 422 `INVALID_REGION_POLICY`.' }) }, { additionalProperties: false }),
-], { description: `How many regions must agree the target is down before an incident opens; default \`${DEFAULT_REGION_POLICY}\`.` });
+], { description: `How many regions must agree the target is down before an incident opens; default \`${DEFAULT_REGION_POLICY}\`. Heartbeat and manual monitors run in no region: their verdict alone decides.` });
 
 export const AlertBinding = Type.Object({
   channel_id: Type.String({ description: 'A notification channel of the same org. An unknown, foreign or malformed id, or a duplicate, is 400 `INVALID_ALERT_CONFIG`.' }),
@@ -45,7 +45,7 @@ const fields = {
   group_name: nullable(Type.String({ maxLength: GROUP_NAME_MAX_LENGTH, description: `At most ${GROUP_NAME_MAX_LENGTH} characters; null clears.` })),
   owner_user_id: nullable(Type.String({ format: 'uuid', description: 'A member of the org; the caller when left out on create; null leaves it unowned.' })),
   alerts: Type.Array(AlertBinding, { maxItems: 1000, description: 'Channel bindings; empty means no channel alerting.' }),
-  alert_confirmations: Type.Integer({ description: `1..${ALERT_CONFIRMATIONS_MAX} (the ceiling is the stored integer's; the spec sets none); default ${DEFAULT_ALERT_CONFIRMATIONS} (manual monitors: always 1). Outside, 400 \`INVALID_ALERT_CONFIG\`.` }),
+  alert_confirmations: Type.Integer({ description: `1..${ALERT_CONFIRMATIONS_MAX} (the ceiling is the stored integer's; the spec sets none); default ${DEFAULT_ALERT_CONFIRMATIONS} (manual monitors: always 1). Outside, 400 \`INVALID_ALERT_CONFIG\`. A heartbeat monitor stores it but confirms at once: it writes one result per verdict change, so a second failing result in a row never comes.` }),
   notify_recovery: Type.Boolean({ description: 'Default true; false makes recovery silent.' }),
   renotify_interval_secs: Type.Integer({ description: `0 (off) or ${RENOTIFY_MIN_SECS}..${RENOTIFY_MAX_SECS} (the ceiling is the stored integer's; the spec sets none); default ${DEFAULT_RENOTIFY_INTERVAL_SECS}. Otherwise 400 \`INVALID_ALERT_CONFIG\`. No reminder goes while the monitor is paused, held by its plan, or under a maintenance window that suppresses alerts; one due meanwhile goes when that ends.` }),
   recovery_period_secs: Type.Integer({ description: `0..${RECOVERY_PERIOD_MAX_SECS}, else 400 \`INVALID_ALERT_CONFIG\`; default 180 for http, tcp, ping, dns, flow and 0 for the others; manual accepts only 0.` }),

@@ -15,6 +15,10 @@ const LIMIT_CASES: Array<[Json, string]> = [
   [{ resolver: '' }, 'resolver'],
   [{ resolver: '1'.repeat(70) }, 'resolver'],
   [{ domain: '' }, 'domain'],
+  [{ record_type: 'ANY' }, 'record_type'],
+  [{ record_type: 'a' }, 'record_type'],
+  [{ expected_contains: '' }, 'expected_contains'],
+  [{ expected_contains: 'x'.repeat(2049) }, 'expected_contains'],
   [{ domain: `${'a'.repeat(60)}.`.repeat(5) + 'com' }, 'domain'],
 ];
 
