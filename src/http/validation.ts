@@ -4,6 +4,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { AppError, ERROR_CODES, type ErrorCode } from '../shared/errors.js';
+import { isUuid } from '../shared/ids.js';
 
 // ajv-formats ships CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -21,6 +22,9 @@ function makeAjv(coerce: boolean, allErrors = false): Ajv {
     discriminator: true,
   });
   addFormats(ajv);
+  // ajv-formats' uuid also takes a `urn:uuid:` prefix, which PostgreSQL's uuid type refuses: the
+  // plain form only, as every id is written.
+  ajv.addFormat('uuid', isUuid);
   return ajv;
 }
 

@@ -83,6 +83,7 @@ describe('targets CRUD', () => {
   it('owner must be a member of the org', async () => {
     const stranger = await createTenant(t);
     expectError(await api('POST', '/api/v1/targets', httpTarget({ owner_user_id: stranger.userId })), 400, 'VALIDATION_FAILED', 'owner_user_id');
+    expectError(await api('POST', '/api/v1/targets', httpTarget({ owner_user_id: `urn:uuid:${a.userId}` })), 400, 'VALIDATION_FAILED', 'owner_user_id');
     const unowned = (await api('POST', '/api/v1/targets', httpTarget({ owner_user_id: null }))).json() as Json;
     assert.equal(unowned.owner_user_id, null);
     expectError(await api('PATCH', `/api/v1/targets/${unowned.id}`, { owner_user_id: stranger.userId }), 400, 'VALIDATION_FAILED', 'owner_user_id');
