@@ -58,6 +58,8 @@ export interface RouteSpec<B extends TSchema, Q extends TSchema, P extends TSche
    * must answer before the schema would (e.g. the wrong kind of monitor). Sees the body unvalidated.
    */
   beforeValidation?: (request: FastifyRequest) => Promise<void>;
+  /** Runs as the request arrives, after auth and before its body is read: for a route whose answer no body can change. */
+  onArrival?: (request: FastifyRequest) => Promise<void>;
   handler: (request: Req<B, Q, P>, reply: FastifyReply) => Promise<unknown>;
 }
 
@@ -81,6 +83,7 @@ export function addRoute<B extends TSchema = TSchema, Q extends TSchema = TSchem
     bodyLimit: spec.bodyLimit,
     ...(spec.exposeHeadRoute === false && { exposeHeadRoute: false }),
     ...(spec.beforeValidation && { preValidation: spec.beforeValidation }),
+    ...(spec.onArrival && { onRequest: spec.onArrival }),
     // fast-json-stringify picks a oneOf branch by running a validator per value: for a list of
     // 1,000 monitors that is most of the request. Such answers come from one mapper per resource
     // (toTarget, ...) that builds exactly the documented shape, so plain JSON.stringify is as exact.
