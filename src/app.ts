@@ -7,12 +7,14 @@ import { answerPing, isPingRequest } from './heartbeat/ping-endpoint.js';
 import { installAuth } from './http/auth.js';
 import { installConventions } from './http/conventions.js';
 import { installErrorHandling, onClientError, onFrameworkError } from './http/error-handler.js';
+import { registerApiCatalog } from './http/api-catalog.js';
 import { registerHealthRoutes } from './http/health.js';
 import type { Metrics } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
 import { validatorCompiler } from './http/validation.js';
 import { registerIdentityRoutes } from './identity/routes.js';
 import { registerOperatorRoutes } from './operator/routes.js';
+import { registerBillingRoutes } from './billing/routes.js';
 import { registerRegionRoutes } from './regions/routes.js';
 import { registerChannelRoutes } from './channels/index.js';
 import { registerCheckRoutes } from './checks/index.js';
@@ -97,6 +99,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await installOpenApi(app, VERSION);
 
   registerHealthRoutes(app, services);
+  registerApiCatalog(app, cfg.str(services.config, 'auth.public_base_url'));
   registerIdentityRoutes(app, services);
   registerRegionRoutes(app, services);
   registerVariableRoutes(app, services);
@@ -112,5 +115,6 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   registerNotificationRoutes(app, services);
   registerDashboardRoutes(app, services);
   registerOperatorRoutes(app, services);
+  registerBillingRoutes(app);
   return app;
 }
