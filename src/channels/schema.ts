@@ -33,7 +33,7 @@ const channelConfig = (secret: SecretField) => discriminated('type', [
   Type.Object({
     type: Type.Literal('webhook'),
     url: url('Receives a JSON POST per notification.'),
-    secret: Type.Optional(nullable(secret('Signs the body: `X-Keepwatch-Signature` carries its HMAC-SHA256.'))),
+    secret: Type.Optional(nullable(secret('Signs the body: `X-Keepwatch-Signature: sha256=<hex>` carries the HMAC-SHA256 of the raw body under this secret, as lower-case hex after `sha256=`.'))),
   }, { ...strict, title: 'WebhookChannelConfig' }),
   chatWebhook('slack', 'Slack'),
   chatWebhook('discord', 'Discord'),

@@ -105,6 +105,9 @@ export async function createChannel(ctx: ChannelsCtx, input: CreateChannel): Pro
 }
 
 export async function patchChannel(ctx: ChannelsCtx, id: string, input: PatchChannel): Promise<ChannelT> {
+  // The id before the body's rules: a foreign or unknown channel is 404 whatever was sent. (The
+  // config is prepared outside the transaction: it may resolve names.)
+  if (!(await getChannelRow(ctx.db, ctx.org.id, id))) throw notFound('notification channel');
   const config = input.config && (await prepareConfig(ctx, input.config));
   const name = input.name === undefined ? undefined : requiredText(input.name, 'name');
   const tags = input.auto_bind_tags === undefined ? undefined : autoBindTags(input.auto_bind_tags);

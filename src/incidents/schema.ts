@@ -110,7 +110,7 @@ export const PatchIncidentBody = Type.Object({
   public_title: Type.Optional(nullable(Type.String({ maxLength: 200 }))),
   public_description: Type.Optional(nullable(Type.String({ maxLength: 5000 }))),
   severity: Type.Optional(nullable(Severity)),
-  counts_as_downtime: Type.Optional(Type.Boolean({ description: 'Declared incidents only: on a monitor incident 422 `VALIDATION_FAILED`.' })),
+  counts_as_downtime: Type.Optional(nullable(Type.Boolean({ description: 'Declared incidents only (null clears it to the default, false): on a monitor incident 422 `VALIDATION_FAILED`.' }))),
 }, { additionalProperties: false, description: 'JSON `null` clears a field; an omitted field is left alone; a declared incident\'s `title` cannot be cleared (400 `VALIDATION_FAILED`).' });
 
 export const PostIncidentUpdateBody = Type.Object({

@@ -217,10 +217,12 @@ export async function narrateIncident(ctx: IncidentsCtx & { plan: EffectivePlan 
     }
     const changes: Record<string, unknown> = {};
     if (title !== undefined) changes.title = title || null;
-    for (const key of ['public_title', 'public_description', 'severity', 'counts_as_downtime'] as const) {
+    for (const key of ['public_title', 'public_description', 'severity'] as const) {
       const value = input[key];
       if (value !== undefined) changes[key] = typeof value === 'string' ? value.trim() || null : value;
     }
+    // Cleared, it is its default again: the column holds a yes or no.
+    if (input.counts_as_downtime !== undefined) changes.counts_as_downtime = input.counts_as_downtime ?? false;
     if (changes.severity && row.source === 'declared') changes.impact = IMPACT_OF_SEVERITY[changes.severity as DeclareIncident['severity']];
     const keys = Object.keys(changes);
     if (!keys.length) return;

@@ -125,6 +125,8 @@ export async function patchWindow(ctx: MaintenanceCtx, id: string, input: PatchM
       endsAt = now;
     } else {
       checkRange(startsAt, endsAt, now);
+      // A PATCH keeps the state: a running window's start cannot move ahead of now.
+      if (status === 'active' && startsAt > now) throw invalid('starts_at', 'a running window cannot start in the future; end it and plan another');
     }
     const row = await updateWindowRow(tx, ctx.org.id, id, {
       title: input.title === undefined ? current.title : trimmedTitle(input.title),
@@ -154,10 +156,11 @@ export async function cancelWindow(ctx: MaintenanceCtx, id: string): Promise<voi
 
 /** Posts an update to an upcoming, running or ended window; at most 50 per window. */
 export async function postUpdate(ctx: MaintenanceCtx, id: string, message: string): Promise<MaintenanceWindowT> {
-  const text = requiredText(message, 'message');
   const now = ctx.clock.now();
   return ctx.db.transaction(async (tx) => {
+    // The id first: a foreign or unknown window is 404 whatever the message.
     const current = await lockedWindow(tx, ctx, id);
+    const text = requiredText(message, 'message');
     if (current.deleted_at) throw cancelled();
     if (await countUpdates(tx, id) >= MAINTENANCE_UPDATES_MAX) {
       throw new AppError(422, 'MAINTENANCE_UPDATE_LIMIT', `a maintenance window takes at most ${MAINTENANCE_UPDATES_MAX} updates`);

@@ -24,6 +24,7 @@ const MAX_ROUNDS_PER_PASS = 20;
  * queued or retrying. The status model has no "cancelled", so it ends `dead` with this reason.
  */
 export const REMINDER_STOPPED = 'not sent: the incident was acknowledged or resolved first';
+export const CHANNEL_SILENT = 'not sent: the channel was disabled, or its new address is not confirmed yet';
 
 export interface WorkerOptions {
   /** First retry delay; each later one doubles (capped at an hour), with +-20% jitter. */
@@ -42,6 +43,8 @@ export function retryDelayMs(attempt: number, baseMs: number, random = Math.rand
 interface ClaimedRow {
   id: string; event: NotificationEvent; attempts: number; kind: string | null; config: StoredChannelConfig | null;
   channel_id: string | null; acknowledge_button: boolean | null; acknowledged_at: Date | null;
+  /** Null when the channel was deleted. */
+  pages: boolean | null;
   incident_id: string; title: string | null; status: string; impact: string; cause: string | null;
   started_at: Date; ended_at: Date | null; reminders_sent: number; target_id: string | null; target_name: string | null;
 }
@@ -119,7 +122,7 @@ export class NotificationWorker {
           WHERE id IN (SELECT id FROM notifications WHERE status = 'pending' AND next_attempt_at <= $1
                         ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
           RETURNING id, event, attempts, channel_id, incident_id)
-       SELECT c.id, c.event, c.attempts, ch.kind, ch.config, c.channel_id, ch.acknowledge_button, i.acknowledged_at, i.id AS incident_id, i.title, i.status, i.impact, i.cause,
+       SELECT c.id, c.event, c.attempts, ch.kind, ch.config, c.channel_id, ch.acknowledge_button, ch.enabled AND ch.verified_at IS NOT NULL AS pages, i.acknowledged_at, i.id AS incident_id, i.title, i.status, i.impact, i.cause,
               i.started_at, i.ended_at, i.reminders_sent, i.target_id, t.name AS target_name
          FROM claimed c JOIN incidents i ON i.id = c.incident_id
          LEFT JOIN notification_channels ch ON ch.id = c.channel_id
@@ -131,6 +134,11 @@ export class NotificationWorker {
     if (row.event === 'reminder' && (row.status !== 'open' || row.acknowledged_at)) {
       // Not an attempt: nothing was sent.
       await this.deps.db.query(`UPDATE notifications SET status = 'dead', attempts = attempts - 1, last_error = $2 WHERE id = $1`, [row.id, REMINDER_STOPPED]);
+      return;
+    }
+    if (row.pages === false) {
+      // A retry follows the channel as it is now: disabled, or readdressed and not confirmed, since it was queued.
+      await this.deps.db.query(`UPDATE notifications SET status = 'dead', attempts = attempts - 1, last_error = $2 WHERE id = $1`, [row.id, CHANNEL_SILENT]);
       return;
     }
     const facts: NotificationFacts = {

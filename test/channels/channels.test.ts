@@ -103,6 +103,10 @@ describe('notification channels', () => {
     const replaced = (await api('PATCH', `${BASE}/${channel.id}`, { config: { type: 'email', to: 'a@example.com' } })).json() as Json;
     assert.deepEqual([replaced.config, replaced.write_source], [{ type: 'email', to: 'a@example.com' }, 'api']);
     expectError(await api('PATCH', `${BASE}/${channel.id}`, { id: channel.id }), 422, 'INVALID_JSON', 'id');
+    // Another org's channel is 404 whatever the body: its rules are not run for a stranger.
+    const other = client(t, (await createTenantWithToken(t)).token);
+    expectError(await other('PATCH', `${BASE}/${channel.id}`, { config: { ...WEBHOOK, secret: '***' } }), 404, 'NOT_FOUND');
+    expectError(await other('PATCH', `${BASE}/${channel.id}`, { config: { type: 'webhook', url: 'http://127.0.0.1/hook' } }), 404, 'NOT_FOUND');
   });
 
   it('a telegram or pagerduty config read back and sent unchanged is REDACTION_SENTINEL, not a pattern failure; the stored secret stays', async () => {

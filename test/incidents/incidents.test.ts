@@ -214,11 +214,15 @@ describe('incidents', () => {
     const cleared = (await api('PATCH', `/api/v1/incidents/${declared.id}`, { public_title: null })).json();
     assert.deepEqual([cleared.public_title, cleared.severity], [null, 'critical']);
     expectError(await api('PATCH', `/api/v1/incidents/${declared.id}`, { title: null }), 400, 'VALIDATION_FAILED', 'title');
+    const reset = await api('PATCH', `/api/v1/incidents/${declared.id}`, { counts_as_downtime: null });
+    assert.equal(reset.statusCode, 200, reset.body);
+    assert.equal(reset.json().counts_as_downtime, false, 'null clears it to its default');
 
     const id = await monitor();
     await feed(id, ['down', 'down']);
     const open = await latest(id);
     expectError(await api('PATCH', `/api/v1/incidents/${open.id}`, { counts_as_downtime: false }), 422, 'VALIDATION_FAILED', 'counts_as_downtime');
+    expectError(await api('PATCH', `/api/v1/incidents/${open.id}`, { counts_as_downtime: null }), 422, 'VALIDATION_FAILED', 'counts_as_downtime');
     const untitled = (await api('PATCH', `/api/v1/incidents/${open.id}`, { title: null, public_description: 'We are on it' })).json();
     assert.deepEqual([untitled.title, untitled.public_description], [null, 'We are on it']);
     const audit = await t.services.db.query<{ action: string; details: Json }>("SELECT action, details FROM audit_log WHERE entity_id = $1 AND action = 'incident.narrated'", [open.id]);

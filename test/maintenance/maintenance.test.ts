@@ -98,6 +98,13 @@ describe('maintenance windows', () => {
     const moved = (await api('PATCH', `${BASE}/${w.id}`, { starts_at: at(3 * HOUR), ends_at: at(4 * HOUR) })).json() as Json;
     assert.equal(moved.starts_at, new Date(moved.starts_at).toISOString());
     expectError(await api('PATCH', `${BASE}/${w.id}`, { components: ['0190a0a0-0000-7000-8000-000000000000'] }), 400, 'VALIDATION_FAILED', 'components[0]');
+
+    // A PATCH keeps the state: a running window may move its start within the past, not past now.
+    const running = (await schedule({ starts_at: at(-HOUR) })).json() as Json;
+    expectError(await api('PATCH', `${BASE}/${running.id}`, { starts_at: at(HOUR) }), 400, 'VALIDATION_FAILED', 'starts_at');
+    const earlier = await api('PATCH', `${BASE}/${running.id}`, { starts_at: at(-2 * HOUR) });
+    assert.equal(earlier.statusCode, 200, earlier.body);
+    assert.equal(earlier.json().status, 'active');
   });
 
   it('PATCH with ends_at at or before now ends a running window at the server clock; then edits are refused', async () => {
@@ -134,6 +141,8 @@ describe('maintenance windows', () => {
     const first = (await api('POST', `${BASE}/${w.id}/updates`, { message: '  Starting soon  ' })).json() as Json;
     assert.deepEqual(first.updates.map((u: Json) => u.message), ['Starting soon']);
     expectError(await api('POST', `${BASE}/${w.id}/updates`, { message: '   ' }), 400, 'VALIDATION_FAILED', 'message');
+    const other = client(t, (await createTenantWithToken(t)).token);
+    expectError(await other('POST', `${BASE}/${w.id}/updates`, { message: '   ' }), 404, 'NOT_FOUND');
     expectError(await api('POST', `${BASE}/${w.id}/updates`, { message: 'x'.repeat(2001) }), 400, 'VALIDATION_FAILED', 'message');
     for (let i = 1; i < 50; i++) assert.equal((await api('POST', `${BASE}/${w.id}/updates`, { message: `update ${i}` })).statusCode, 201);
     expectError(await api('POST', `${BASE}/${w.id}/updates`, { message: 'one too many' }), 422, 'MAINTENANCE_UPDATE_LIMIT');

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import { Deliverer, NotificationWorker } from '../../src/notifications/index.js';
 import { signature } from '../../src/notifications/deliver.js';
+import { CHANNEL_SILENT } from '../../src/notifications/worker.js';
 import { createTenantWithToken, createToken, startTestApp, type Tenant, type TestApp } from '../helpers/app.js';
 import { client, expectError, httpTarget, type Api, type Json } from '../targets/helpers.js';
 
@@ -261,6 +262,22 @@ describe('notification delivery', () => {
     const [last] = await deliveries(incident.id);
     assert.deepEqual([last!.status, last!.attempts], ['dead', 8]);
     assert.equal(take().filter((r) => r.path === '/fail').length, 8, 'each attempt reached the receiver');
+  });
+
+  it('a retry pending when its channel is disabled is not sent: it is dead with the reason', async () => {
+    const failing = await channel('disabled later', { type: 'webhook', url: `${base}/fail` });
+    const id = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, renotify_interval_secs: 0, alerts: [{ channel_id: failing }] }))).json().id as string;
+    await feed(id, ['down']);
+    const incident = await openIncident(id);
+    await worker.tick();
+    assert.equal((await deliveries(incident.id))[0]!.status, 'pending');
+    assert.equal((await api('PATCH', `/api/v1/notification-channels/${failing}`, { enabled: false })).statusCode, 200);
+    take();
+    t.clock.advance(60 * S);
+    await worker.tick();
+    const [last] = await deliveries(incident.id);
+    assert.deepEqual([last!.status, last!.attempts, last!.last_error], ['dead', 1, CHANNEL_SILENT], 'the second claim was no attempt: nothing was sent');
+    assert.equal(take().filter((r) => r.path === '/fail').length, 0, 'nothing reached the receiver');
   });
 
   it('reminds while unacknowledged, each gap doubling, and stops on acknowledge', async () => {
