@@ -1,6 +1,6 @@
 // Builds the process's shared services from the configuration: store, caches, writers, limiter.
 // One `createServices` serves `keepwatch serve` and the tests.
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { cfg, ConfigError, sourceOf, type Config } from './config/load.js';
 import { randomBytes } from 'node:crypto';
@@ -17,7 +17,7 @@ import { RateLimiter } from './plans/rate-budget.js';
 import { LOCAL_REGION, RegionCatalog } from './regions/catalog.js';
 import { DenyListHolder, installSighupReload } from './net/deny-lists.js';
 import { NetworkGuard } from './net/guard.js';
-import { createSealer, type Sealer } from './shared/seal.js';
+import { createSealer, KEK_CONFIG_KEY, type Sealer } from './shared/seal.js';
 import type { BatchWriter } from './shared/batch-writer.js';
 import { RdapBootstrap } from './rdap/index.js';
 import { incidentFold } from './incidents/index.js';
@@ -100,12 +100,12 @@ export async function createServices(config: Config, options: ServiceOptions = {
   let sealer: Sealer;
   let denyLists: DenyListHolder;
   try {
-    // The embedded store's one process may keep its own key beside the data; nodes sharing a
-    // PostgreSQL server must share a configured key, so none is generated for them.
-    const ownsDataDir = !options.db && db.kind === 'pglite';
-    sealer = createSealer(config, log, ownsDataDir
-      ? () => readOrCreateSecret(dataDir, CREDENTIALS_KEK_FILE, () => randomBytes(32).toString('base64')).value
-      : undefined);
+    // Secrets are sealed on every store: without a configured key, under one generated beside the
+    // data. Nodes sharing a PostgreSQL server must share the key; `checkSealingKey` refuses a node
+    // whose generated key is not the store's.
+    const generated = cfg.optStr(config, KEK_CONFIG_KEY) ? null : join(dataDir, CREDENTIALS_KEK_FILE);
+    sealer = createSealer(config, log, () => readOrCreateSecret(dataDir, CREDENTIALS_KEK_FILE, () => randomBytes(32).toString('base64')).value);
+    await checkSealingKey(db, sealer, generated, log);
     denyLists = loadDenyLists(config);
   } catch (err) {
     if (!options.db) await db.close();
@@ -181,6 +181,25 @@ async function checkSaltUnchanged(db: Db, config: Config, fingerprint: Fingerpri
   }
   await db.query(`INSERT INTO settings (key, value) VALUES ('fingerprint_salt_check', $1)
     ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`, [check]);
+}
+
+/**
+ * The store records the id of the key its secrets are sealed under, the first boot's. A node whose
+ * generated key is another (its own data_dir, beside a shared store) stops: its seals would be
+ * unreadable to the other nodes and theirs to it. A configured key that differs is the operator's
+ * choice (a new key): it is recorded, with a warning that values sealed before cannot be opened.
+ */
+async function checkSealingKey(db: Db, sealer: Sealer, generatedFile: string | null, log: Logger): Promise<void> {
+  const keyId = JSON.stringify(sealer.keyId);
+  // The first node to record its key wins, also when several boot at once on a new store.
+  await db.query(`INSERT INTO settings (key, value) VALUES ('credentials_key_id', $1) ON CONFLICT (key) DO NOTHING`, [keyId]);
+  const [row] = await db.query<{ value: string }>(`SELECT value FROM settings WHERE key = 'credentials_key_id'`);
+  if (!row || row.value === sealer.keyId) return;
+  if (generatedFile) {
+    throw new ConfigError(KEK_CONFIG_KEY, `unset, and the key generated into ${generatedFile} is not the one this store's secrets are sealed under (key id ${row.value}); nodes sharing a store need one key: set ${KEK_CONFIG_KEY} on every node, or give this node that key's file`);
+  }
+  log.warn({ stored: row.value, configured: sealer.keyId }, 'the configured credentials key is not the one the store sealed under before: values sealed under the old key cannot be opened');
+  await db.query(`UPDATE settings SET value = $1, updated_at = now() WHERE key = 'credentials_key_id'`, [keyId]);
 }
 
 function operatorSecret(config: Config, dataDir: string, log: Logger): string | null {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import pino from 'pino';
 import { ConfigError, loadConfig, type ConfigValue } from '../src/config/load.js';
 import { createServices, installDefaultPlan, type Services } from '../src/services.js';
 import { hmacSha256 } from '../src/shared/ids.js';
+import { TEST_KEK } from './helpers/app.js';
 import { createTestStore, type TestStore } from './helpers/store.js';
 
 const dirs: string[] = [];
@@ -21,7 +23,7 @@ const silent = pino({ level: 'silent' });
 
 /** Boots the services on `store` with `overrides`, runs `fn`, and closes them again. */
 async function boot(store: TestStore, overrides: Record<string, ConfigValue | undefined>, fn: (s: Services) => Promise<void> | void = () => {}): Promise<void> {
-  const config = loadConfig({ env: {}, cwd: tempDir(), overrides: { 'metrics.enabled': false, ...overrides } });
+  const config = loadConfig({ env: {}, cwd: tempDir(), overrides: { 'metrics.enabled': false, 'security.credentials_kek_base64': TEST_KEK, ...overrides } });
   const services = await createServices(config, { db: store.db, log: silent });
   try {
     await fn(services);
@@ -208,13 +210,45 @@ describe('services: credentials key of the embedded store', () => {
     assert.equal(second.keyId, first.keyId);
   });
 
-  it('generates none when the store is shared (PostgreSQL nodes must share a configured key)', async () => {
+  it('generates one on a store it does not own too, and refuses a node whose generated key is not the store\'s', async () => {
     const store = await createTestStore();
     try {
-      await boot(store, { data_dir: tempDir() }, (s) => {
-        assert.equal(s.sealer.keyId, null);
-        assert.match(s.sealer.seal('x'), /^plain:/);
+      const first = tempDir();
+      let keyId: string | null = null;
+      const generated = { 'security.credentials_kek_base64': undefined, 'auth.fingerprint_salt': 's' };
+      await boot(store, { ...generated, data_dir: first }, (s) => {
+        keyId = s.sealer.keyId;
+        assert.match(s.sealer.seal('x'), /^kw1:/, 'sealed, not stored plain');
       });
+      assert.ok(existsSync(join(first, 'credentials-kek')));
+      await boot(store, { ...generated, data_dir: first }, (s) => assert.equal(s.sealer.keyId, keyId));
+      // A second node with a data_dir of its own would generate another key: it stops, naming the setting.
+      const second = tempDir();
+      await assert.rejects(boot(store, { ...generated, data_dir: second }), (err: unknown) =>
+        err instanceof ConfigError && err.key === 'security.credentials_kek_base64' && err.message.includes(join(second, 'credentials-kek')) && err.message.includes(keyId!));
+      // Given the first node's key, it boots.
+      const kek = readFileSync(join(first, 'credentials-kek'), 'utf8').trim();
+      await boot(store, { ...generated, data_dir: second, 'security.credentials_kek_base64': kek }, (s) => assert.equal(s.sealer.keyId, keyId));
+    } finally {
+      await store.drop();
+    }
+  });
+
+  it('records a configured key that differs from the store\'s as the new one, with a warning', async () => {
+    const store = await createTestStore();
+    try {
+      const a = randomBytes(32).toString('base64');
+      const b = randomBytes(32).toString('base64');
+      await boot(store, { data_dir: tempDir(), 'auth.fingerprint_salt': 's', 'security.credentials_kek_base64': a });
+      const warnings: string[] = [];
+      const log = pino({ level: 'warn' }, { write: (line: string) => { warnings.push(JSON.parse(line).msg as string); } });
+      const config = loadConfig({ env: {}, cwd: tempDir(), overrides: { 'metrics.enabled': false, data_dir: tempDir(), 'auth.fingerprint_salt': 's', 'security.credentials_kek_base64': b } });
+      const services = await createServices(config, { db: store.db, log });
+      await services.close();
+      assert.ok(warnings.some((w) => /cannot be opened/.test(w)), warnings.join('\n'));
+      // A node generating its own key is still refused: the store now seals under b.
+      await assert.rejects(boot(store, { data_dir: tempDir(), 'auth.fingerprint_salt': 's', 'security.credentials_kek_base64': undefined }), ConfigError);
+      await boot(store, { data_dir: tempDir(), 'auth.fingerprint_salt': 's', 'security.credentials_kek_base64': b });
     } finally {
       await store.drop();
     }

@@ -40,7 +40,7 @@ const BASE_KEYS: Record<string, KeySpec> = {
   'metrics.port': { type: 'integer', default: 9464, min: 0, max: PORT_MAX, description: `Port of the metrics listener, 0..${PORT_MAX}.` },
   'metrics.host': { type: 'string', default: '127.0.0.1', description: 'Address of the metrics listener.' },
   'security.allow_private_targets': { type: 'boolean', default: false, description: 'Allow monitors to reach loopback, private, link-local and reserved addresses.' },
-  'security.credentials_kek_base64': { type: 'string', secret: true, description: 'Base64 of a 32-byte key sealing stored credentials and secrets (AES-256-GCM).' },
+  'security.credentials_kek_base64': { type: 'string', secret: true, description: 'Base64 of a 32-byte key sealing stored credentials and secrets (AES-256-GCM); generated into `data_dir/credentials-kek` when unset. Nodes sharing a PostgreSQL store must set the same one.' },
   'checker.enabled': { type: 'boolean', default: true, description: 'Run scheduled checks and heartbeat evaluation on this node (`keepwatch serve`). False makes an API-only node; the nodes that run checks share the work through leases on the store.' },
   'checker.per_host_max_inflight': { type: 'integer', default: 2, min: 1, description: 'Checks in flight per (org, host, port); ticks over the cap are dropped.' },
   'checker.rdap_max_inflight': { type: 'integer', default: 4, min: 1, description: 'RDAP requests in flight per TLD.' },

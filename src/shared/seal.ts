@@ -1,6 +1,7 @@
 // Sealing secrets at rest (variables, share tokens, stored credentials): AES-256-GCM under the
-// key-encryption key `security.credentials_kek_base64`. Without a key, values are stored marked
-// `plain:` so that configuring one later still reads them, and so that nothing pretends to be sealed.
+// key-encryption key `security.credentials_kek_base64` (the services generate one when none is
+// configured). A sealer without a key stores values marked `plain:`, so that nothing pretends to be
+// sealed; values so stored by earlier versions are still read under any key.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { cfg, ConfigError, type Config } from '../config/load.js';

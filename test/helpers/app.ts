@@ -11,6 +11,8 @@ import { createServices, type Services } from '../../src/services.js';
 import type { Clock } from '../../src/shared/context.js';
 import { createTestStore, type TestStore } from './store.js';
 
+/** The sealing key of test apps: 32 bytes, base64. */
+export const TEST_KEK = Buffer.alloc(32, 7).toString('base64');
 export const OPERATOR_SECRET = 'test-operator-secret';
 export const RDAP_BOOTSTRAP_FIXTURE_URL = new URL('../fixtures/rdap-bootstrap.json', import.meta.url).href;
 
@@ -52,6 +54,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       'operator.secret': OPERATOR_SECRET,
       'metrics.enabled': false,
       'auth.fingerprint_salt': 'test-salt',
+      // Apps sharing one store (several nodes in a test) share its sealing key, as real nodes must.
+      'security.credentials_kek_base64': TEST_KEK,
       // No internet here: IANA's registry is replaced by a local copy (com, net, org, uk, ...; no de).
       'checker.rdap_bootstrap_url': RDAP_BOOTSTRAP_FIXTURE_URL,
       // The built-in region takes flow monitors only where the process may run flows.

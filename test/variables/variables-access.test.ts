@@ -1,6 +1,8 @@
 // Who may see a variable, and what the store holds: org isolation, scopes, sealing at rest.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { bearer, createTenantWithToken, createToken, startTestApp, type Tenant, type TestApp } from '../helpers/app.js';
 import { sealerFor } from '../../src/shared/seal.js';
@@ -66,16 +68,21 @@ describe('variables: sealed at rest under a configured key', () => {
   });
 });
 
-describe('variables: without a key, secrets are stored marked unsealed', () => {
+describe('variables: without a configured key, secrets are sealed under the generated one', () => {
   let t: TestApp;
-  before(async () => { t = await startTestApp(); });
+  before(async () => { t = await startTestApp({ config: { 'security.credentials_kek_base64': undefined } }); });
   after(async () => { await t.close(); });
 
-  it('stores plain:<value>, still never returns it', async () => {
+  it('stores the secret sealed under data_dir\'s key, and still never returns it', async () => {
     const a = await createTenantWithToken(t);
     const res = await client(t, a.token)('POST', '/api/v1/variables', { key: 'pw', is_secret: true, value: 'open-sesame' });
     assert.equal(res.json().value, null);
-    assert.deepEqual(await storedRow(t, res.json().id), { value: null, sealed_value: 'plain:open-sesame' });
+    const row = await storedRow(t, res.json().id);
+    assert.equal(row.value, null);
+    assert.doesNotMatch(row.sealed_value!, /open-sesame/);
+    const generated = sealerFor(Buffer.from(readFileSync(join(t.services.dataDir, 'credentials-kek'), 'utf8').trim(), 'base64'));
+    assert.equal(row.sealed_value!.split(':')[1], generated.keyId);
+    assert.equal(generated.open(row.sealed_value!), 'open-sesame');
   });
 });
 
