@@ -3,7 +3,7 @@
 // releases them; every move is audited; a held monitor is not run; `enabled` is never written.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { reconcileAllHolds } from '../../src/plans/holds.js';
+import { reconcileAllHolds, reconcileExpiredOverrides } from '../../src/plans/holds.js';
 import { overCaps } from '../../src/targets/holds.js';
 import { createTenantWithToken, startTestApp, type TestApp } from '../helpers/app.js';
 import { client, expectError, httpTarget, type Api } from '../targets/helpers.js';
@@ -93,6 +93,22 @@ describe('monitor holds over HTTP', () => {
 
     const counts = await reconcileAllHolds(t.services);
     assert.ok(counts.released >= 1, JSON.stringify(counts));
+    assert.deepEqual(await heldOf(ids), [false, false]);
+  });
+
+  it('an override that expires is applied within the minute: the expiry watch reconciles just the accounts it names', async () => {
+    const tenant = await createTenantWithToken(t, { plan: 'team' });
+    const ids = await monitors(client(t, tenant.token), 2);
+    await override(tenant.accountId, { max_targets: 1 });
+    assert.deepEqual(await heldOf(ids), [false, true]);
+    const now = t.clock.now();
+    await t.services.db.query(`UPDATE plan_overrides SET expires_at = $2 WHERE account_id = $1`, [tenant.accountId, new Date(now.getTime() - 30_000)]);
+
+    const before = await reconcileExpiredOverrides(t.services, new Date(now.getTime() - 120_000), new Date(now.getTime() - 60_000));
+    assert.deepEqual(before, { held: 0, released: 0 }, 'an expiry outside the window is not this pass\'s');
+    assert.deepEqual(await heldOf(ids), [false, true]);
+    const counts = await reconcileExpiredOverrides(t.services, new Date(now.getTime() - 60_000), now);
+    assert.deepEqual(counts, { held: 0, released: 1 });
     assert.deepEqual(await heldOf(ids), [false, false]);
   });
 });
