@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { ERROR_CODE_KEYWORD } from '../http/validation.js';
 import { SCOPE_ACTIONS, SCOPE_RESOURCES } from '../identity/scopes.js';
 import { PLAN_IDS } from '../plans/catalog.js';
 
@@ -14,7 +15,10 @@ export const PlanMoveBody = Type.Object({
 export const PLAN_VALUE_MAX = 2_147_483_647;
 
 export const OverridesBody = Type.Object({
-  caps: Type.Record(Type.String(), Type.Unknown(), { description: `Plan column -> whole number, 0..${PLAN_VALUE_MAX}. Replaces every earlier override; may lower as well as raise.` }),
+  caps: Type.Record(Type.String(), Type.Unknown(), {
+    [ERROR_CODE_KEYWORD]: 'PLAN_OVERRIDE_INVALID',
+    description: `Plan column -> whole number, 0..${PLAN_VALUE_MAX}. Replaces every earlier override; may lower as well as raise. Missing, or not an object: 400 \`PLAN_OVERRIDE_INVALID\`.`,
+  }),
   reason: Type.String({ minLength: 1, maxLength: 500 }),
   expires_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
 }, { additionalProperties: false });

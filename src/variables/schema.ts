@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { listOf, Pagination } from '../http/route.js';
+import { ERROR_CODE_KEYWORD } from '../http/validation.js';
 
 /** service-api.md, "Variable". Checked by the service (400 `INVALID_VARIABLE_KEY`), not by the body schema. */
 export const VARIABLE_KEY_PATTERN = '^[a-z][a-z0-9_]{0,62}$';
@@ -23,7 +24,7 @@ export const Variable = Type.Object({
 }, { $id: 'Variable', additionalProperties: false, description: 'An org variable, referenced by monitors as `{{key}}`.' });
 
 export const CreateVariableBody = Type.Object({
-  key: Type.String({ description: `Must match \`${VARIABLE_KEY_PATTERN}\`, else 400 \`INVALID_VARIABLE_KEY\`; a key the org already has is 409 \`VARIABLE_KEY_EXISTS\`.` }),
+  key: Type.String({ [ERROR_CODE_KEYWORD]: 'INVALID_VARIABLE_KEY', description: `Must match \`${VARIABLE_KEY_PATTERN}\`; missing, not a string or not matching is 400 \`INVALID_VARIABLE_KEY\`; a key the org already has is 409 \`VARIABLE_KEY_EXISTS\`.` }),
   is_secret: Type.Optional(Type.Boolean({ default: false, description: 'Default false; cannot be changed later.' })),
   value: Value,
 }, { additionalProperties: false });

@@ -159,6 +159,16 @@ describe('operator overrides', () => {
     });
   }
 
+  it('refuses caps that are missing or not an object with 400 PLAN_OVERRIDE_INVALID naming caps', async () => {
+    const tenant = await createTenantWithToken(t, { plan: 'free' });
+    for (const body of [{ reason: 'r' }, { caps: [], reason: 'r' }, { caps: 'max_targets=5', reason: 'r' }, { caps: null, reason: 'r' }]) {
+      const res = await put(tenant, body);
+      assert.equal(res.statusCode, 400, JSON.stringify(body));
+      const { error } = res.json() as ErrorBody;
+      assert.deepEqual([error.code, error.field], ['PLAN_OVERRIDE_INVALID', 'caps'], JSON.stringify(body));
+    }
+  });
+
   it('accepts the largest cap a plan column holds, and creates still work under it', async () => {
     const tenant = await createTenantWithToken(t, { plan: 'free' });
     const res = await put(tenant, { caps: { max_targets: 2_147_483_647, max_members: 2_147_483_647 }, reason: 'unlimited pilot' });

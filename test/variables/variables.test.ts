@@ -75,6 +75,10 @@ describe('variables API: rules', () => {
       assert.equal(res.json().error.code, 'INVALID_VARIABLE_KEY', key);
       assert.equal(res.json().error.field, 'key', key);
     }
+    for (const body of [{ key: 5, value: 'v' }, { key: null, value: 'v' }, { value: 'v' }]) {
+      const res = await call('POST', '/api/v1/variables', body);
+      assert.deepEqual([res.statusCode, res.json().error.code, res.json().error.field], [400, 'INVALID_VARIABLE_KEY', 'key'], JSON.stringify(body));
+    }
     assert.equal((await create({ key: `z${'a1_'.repeat(20)}ab`, value: 'v' })).key, `z${'a1_'.repeat(20)}ab`); // 63 chars
     assert.equal((await create({ key: 'q', value: 'v' })).key, 'q');
   });
