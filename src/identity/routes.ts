@@ -64,7 +64,7 @@ export function registerIdentityRoutes(app: FastifyInstance, services: Services)
   addRoute(app, {
     method: 'GET', url: '/api/v1/orgs/:id/usage', auth: 'user', orgScoped: false, tags: ['orgs'],
     summary: "An org's plan, quotas (account totals), policy values, rate budgets and feature flags",
-    description: 'Any member may read it; a non-member, or a token bound to another org, gets 404.',
+    description: "Any member may read it; a non-member, or a token bound to another org, gets 404. `max_api_tokens_per_user` is the caller's own: their tokens against the cap of their home account's plan (as `/me/usage`), which is the one enforced.",
     params: Type.Object({ id: Type.String() }),
     response: { 200: Usage },
     handler: async (request) => {
@@ -74,7 +74,9 @@ export function registerIdentityRoutes(app: FastifyInstance, services: Services)
       const org = await services.orgs.forUserById(userId, orgId);
       if (!org) throw notFound('org');
       const plan = await services.plans.forAccount(org.accountId);
-      return usageReport(services.db, plan, { orgId, accountId: org.accountId, userId, now: services.clock.now() });
+      const homeAccountId = await services.orgs.homeAccountOf(userId);
+      const userPlan = homeAccountId === org.accountId ? plan : homeAccountId ? await services.plans.forAccount(homeAccountId) : null;
+      return usageReport(services.db, plan, userPlan, { orgId, accountId: org.accountId, userId, now: services.clock.now() });
     },
   });
 }

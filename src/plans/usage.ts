@@ -33,14 +33,19 @@ export const Usage = Type.Object({
   overrides: Type.Object({ columns: Type.Array(Type.String()), expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]) }),
 }, { description: 'Counts are account totals, except `max_api_tokens_per_user`, which counts the caller\'s tokens. Unlimited is "infinity".' });
 
-export async function usageReport(db: Executor, plan: EffectivePlan, ids: { orgId: string; accountId: string; userId: string; now: Date }): Promise<Static<typeof Usage>> {
+/**
+ * An org's usage under `plan` (its account's). `userPlan` is the caller's home account's plan, or
+ * null without one: the per-user token cap is enforced from it, so it is reported from it too.
+ */
+export async function usageReport(db: Executor, plan: EffectivePlan, userPlan: EffectivePlan | null, ids: { orgId: string; accountId: string; userId: string; now: Date }): Promise<Static<typeof Usage>> {
   const scope = { accountId: ids.accountId, userId: ids.userId, now: ids.now };
   const currents = await Promise.all(QUOTA_COLUMNS.map((c) => counters.get(c)?.(db, scope) ?? Promise.resolve(0)));
+  const limitOf = (c: (typeof QUOTA_COLUMNS)[number]) => showLimit(c === 'max_api_tokens_per_user' ? userPlan?.caps[c] ?? null : plan.caps[c]);
   return {
     org_id: ids.orgId,
     account_id: ids.accountId,
     plan: { id: plan.planId, name: plan.planName },
-    quotas: Object.fromEntries(QUOTA_COLUMNS.map((c, i) => [c, { current: currents[i]!, limit: showLimit(plan.caps[c]) }])) as never,
+    quotas: Object.fromEntries(QUOTA_COLUMNS.map((c, i) => [c, { current: currents[i]!, limit: limitOf(c) }])) as never,
     policy: Object.fromEntries(POLICY_COLUMNS.map((c) => [c, showLimit(plan.caps[c])])) as never,
     rate_budgets: { ...Object.fromEntries(RATE_COLUMNS.map((c) => [c, showLimit(plan.caps[c])])), support_per_minute: SUPPORT_PER_MINUTE } as never,
     features: { ...plan.flags },

@@ -71,6 +71,11 @@ describe('GET /api/v1/orgs/{id}/usage', () => {
     assert.equal(usage.plan.id, 'team');
     assert.equal(usage.quotas.max_orgs!.current, 2);
     assert.equal(usage.quotas.max_members!.current, 2);
+    // The token cap is the member's own, as enforced: their home account's plan (free), not this org's.
+    const me = (await t.inject({ method: 'GET', url: '/api/v1/me/usage', headers: bearer(token) })).json() as { api_tokens: { current: number; limit: number } };
+    assert.deepEqual(usage.quotas.max_api_tokens_per_user, me.api_tokens);
+    assert.equal(usage.quotas.max_api_tokens_per_user!.limit, seed('free').caps.max_api_tokens_per_user);
+    assert.notEqual(seed('free').caps.max_api_tokens_per_user, seed('team').caps.max_api_tokens_per_user, 'the plans differ, so the test can tell');
   });
 
   it('shows "infinity" for an unlimited cap', async () => {
