@@ -26,6 +26,10 @@ export function idempotencyKeyOf(request: Pick<FastifyRequest, 'headers'>): stri
 
 interface StoredAnswer<T> { request_hash: string; status: number | null; response: T }
 
+/** JSON with every object's keys sorted: a retry that orders its keys otherwise is the same request. */
+export const canonicalJson = (value: unknown): string => JSON.stringify(value, (_key, v: unknown) =>
+  (v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v));
+
 const reusedKey = () => new AppError(409, 'CONFLICT', 'this Idempotency-Key was used with a different request', { field: 'Idempotency-Key' });
 
 /**
@@ -45,7 +49,7 @@ export async function idempotent<P, T>(
     return { ...(await db.transaction((tx) => operation(tx, prepared))), replayed: false };
   }
   const { orgId, key, request } = scope;
-  const requestHash = sha256(`${request.method} ${request.url}\n${JSON.stringify(request.body)}`);
+  const requestHash = sha256(`${request.method} ${request.url}\n${canonicalJson(request.body)}`);
   const replay = (stored: StoredAnswer<T> | undefined): Replayed<T> | null => {
     if (!stored || stored.status === null) return null;
     if (stored.request_hash !== requestHash) throw reusedKey();

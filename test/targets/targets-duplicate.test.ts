@@ -118,12 +118,18 @@ describe('targets: duplicate', () => {
     assert.deepEqual(again.json(), first.json());
     assert.equal(await total(), before);
     expectError(await duplicate(source.id, [{ name: 'twice' }], key), 409, 'CONFLICT', 'Idempotency-Key');
+    // The same request with its keys in another order is the same request: a replay.
+    const orderKey = { 'idempotency-key': `order-${randomBytes(6).toString('hex')}` };
+    assert.equal((await duplicate(source.id, [{ name: 'ordered', address: 'https://a.example.com/' }], orderKey)).statusCode, 201);
+    const reordered = await duplicate(source.id, [{ address: 'https://a.example.com/', name: 'ordered' }], orderKey);
+    assert.equal(reordered.statusCode, 201, reordered.body);
+    assert.equal(reordered.headers['idempotent-replayed'], 'true');
     expectError(await duplicate(source.id, [{ name: 'x' }], { 'idempotency-key': 'has space' }), 400, 'VALIDATION_FAILED', 'Idempotency-Key');
 
     const twinKey = { 'idempotency-key': `twin-${randomBytes(6).toString('hex')}` };
     const twins = await Promise.all(Array.from({ length: 4 }, () => duplicate(source.id, [{ name: 'twin' }], twinKey)));
     assert.ok(twins.every((r) => r.statusCode === 201));
     assert.equal(new Set(twins.map((r) => r.json().targets[0].id)).size, 1, 'parallel twins copy once');
-    assert.equal(await total(), before + 1);
+    assert.equal(await total(), before + 2, 'the reordered retry and the twins each copied once');
   });
 });
