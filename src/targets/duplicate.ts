@@ -50,9 +50,13 @@ export function withAddress(check: CheckSpecT, address: string | undefined): Che
   }
 }
 
-/** An error in the copy's check that its address caused names `address`. */
+/**
+ * An error in the copy's check that its address caused names `address`: one in a field the address
+ * replaced, or an address of the family the source's `ip_version` excludes (the source's own host passed).
+ */
 function asAddressError(err: unknown, address: string | undefined): unknown {
-  if (address === undefined || !(err instanceof AppError) || !ADDRESS_FIELDS.has(err.extra.field ?? '')) return err;
+  if (address === undefined || !(err instanceof AppError)) return err;
+  if (!ADDRESS_FIELDS.has(err.extra.field ?? '') && err.code !== 'INVALID_IP_VERSION') return err;
   return new AppError(err.status, err.code, `address: ${err.message}`, { ...err.extra, field: 'address' });
 }
 

@@ -56,6 +56,9 @@ describe('targets: duplicate', () => {
     const tcp = await create({ name: 'tcp', check: { type: 'tcp', host: '93.184.216.34', port: 5432 } });
     const copies = (await duplicate(tcp.id, [{ name: 'a', address: '93.184.216.35' }, { name: 'b', address: '93.184.216.36:6432' }, { name: 'c', address: '[2606:2800:220:1::1]:5433' }])).json().targets as Json[];
     assert.deepEqual(copies.map((c) => [c.check.host, c.check.port]), [['93.184.216.35', 5432], ['93.184.216.36', 6432], ['2606:2800:220:1::1', 5433]]);
+    // An address of the family the source's ip_version excludes is the address's fault.
+    const v4 = await create({ name: 'tcp4', check: { type: 'tcp', host: '93.184.216.34', port: 5432, ip_version: 'ipv4' } });
+    expectError(await duplicate(v4.id, [{ name: 'a', address: '[2606:2800:220:1::1]:5433' }]), 400, 'INVALID_IP_VERSION', 'copies[0].address');
     const tls = await create({ name: 'tls', check: { type: 'tls_cert', host: '93.184.216.34', port: 8443 } });
     assert.deepEqual((await duplicate(tls.id, [{ name: 'x', address: '93.184.216.35' }])).json().targets[0].check.port, 8443);
     const ping = await create({ name: 'ping', check: { type: 'ping', host: '93.184.216.34' } });
