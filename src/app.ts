@@ -15,6 +15,7 @@ import { validatorCompiler } from './http/validation.js';
 import { registerIdentityRoutes } from './identity/routes.js';
 import { registerOperatorRoutes } from './operator/routes.js';
 import { registerBillingRoutes } from './billing/routes.js';
+import { registerSupportRoutes } from './support/routes.js';
 import { registerRegionRoutes } from './regions/routes.js';
 import { registerChannelRoutes } from './channels/index.js';
 import { registerCheckRoutes } from './checks/index.js';
@@ -116,5 +117,6 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   registerDashboardRoutes(app, services);
   registerOperatorRoutes(app, services);
   registerBillingRoutes(app);
+  registerSupportRoutes(app, services);
   return app;
 }

@@ -63,6 +63,7 @@ const BASE_KEYS: Record<string, KeySpec> = {
   'notifications.lease_secs': { type: 'integer', default: 60, min: 1, description: 'How long a claimed notification is left to its sender; a node that dies mid-send leaves it to be delivered again (same idempotency key) after this.' },
   'sms.provider_url': { type: 'string', description: 'SMS gateway: each alert is a JSON POST `{"to": "+E.164", "body": "..."}` here (an adapter in front of Twilio, Vonage...); unset: SMS channels record their alerts as undeliverable.' },
   'sms.provider_token': { type: 'string', secret: true, description: 'Bearer token sent to `sms.provider_url`.' },
+  'support.mail_to': { type: 'string', description: 'Where `POST /api/v1/support` requests are mailed (they are stored either way).' },
   'mail.from': { type: 'string', default: 'Keepwatch <keepwatch@localhost>', description: 'Sender of outgoing mail.' },
   'abuse.url_patterns_file': { type: 'string', description: 'Recon-path deny-list: one glob per line over the URL path (`/.env`, `/wp-admin/**`), `#` comments; a match is 400 `URL_PATTERN_BLOCKED`.' },
   'abuse.domain_denylist_file': { type: 'string', description: 'Domain deny-list: one domain per line, covering its subdomains; a match is 400 `DOMAIN_DENYLISTED`.' },
