@@ -7,7 +7,8 @@ import type { FastifyInstance } from 'fastify';
 import { addRoute } from './route.js';
 
 export const API_CATALOG_PATH = '/.well-known/api-catalog';
-const LINKSET_TYPE = 'application/linkset+json';
+/** RFC 9727's media type: a linkset, with the profile naming the api-catalog. */
+const LINKSET_TYPE = 'application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"';
 
 /** The linkset for a deployment reached at `baseUrl` (no trailing slash). */
 export function apiCatalog(baseUrl: string) {
@@ -39,7 +40,7 @@ export function registerApiCatalog(app: FastifyInstance, publicBaseUrl: string):
   addRoute(app, {
     method: 'GET', url: API_CATALOG_PATH, auth: 'public', tags: ['meta'],
     summary: 'API catalog (RFC 9727)',
-    description: `A linkset (\`${LINKSET_TYPE}\`) naming the REST API at \`{auth.public_base_url}/api/v1\` with its OpenAPI document (\`service-desc\`) and documentation page (\`service-doc\`). Also answers HEAD. The docs page, the OpenAPI document and this catalog carry a \`Link\` header with \`rel\` \`api-catalog\`, \`service-desc\` and \`service-doc\`.`,
+    description: `A linkset (\`application/linkset+json\`, RFC 9727 profile) naming the REST API at \`{auth.public_base_url}/api/v1\` with its OpenAPI document (\`service-desc\`) and documentation page (\`service-doc\`). Also answers HEAD. The docs page, the OpenAPI document and this catalog carry a \`Link\` header with \`rel\` \`api-catalog\`, \`service-desc\` and \`service-doc\`.`,
     response: {
       200: Type.Object({
         linkset: Type.Array(Type.Object({ anchor: Type.String(), 'service-desc': Type.Array(Link), 'service-doc': Type.Array(Link) })),

@@ -16,7 +16,7 @@ describe('api catalog', () => {
   it('serves a linkset naming the REST API, its OpenAPI document and its docs, as this deployment serves them', async () => {
     const res = await t.inject({ method: 'GET', url: '/.well-known/api-catalog' });
     assert.equal(res.statusCode, 200);
-    assert.match(res.headers['content-type'] as string, /^application\/linkset\+json/);
+    assert.equal(res.headers['content-type'], 'application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"; charset=utf-8');
     assert.deepEqual(res.json(), {
       linkset: [{
         anchor: `${BASE}/api/v1`,
