@@ -4,46 +4,32 @@
 // HTML; a new address is confirmed again; resend is limited and refused for channels with nothing to
 // confirm; used, unknown and expired links are 404 pages.
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { SMTPServer } from 'smtp-server';
 import { NotificationWorker } from '../../src/notifications/index.js';
 import { createTenantWithToken, startTestApp, type Tenant, type TestApp } from '../helpers/app.js';
+import { startSmtpInbox, type Received, type SmtpInbox } from '../helpers/smtp.js';
 import { client, expectError, httpTarget, type Api } from '../targets/helpers.js';
-
-interface Received { to: string; raw: string }
 
 describe('email channels', () => {
   let t: TestApp;
   let api: Api;
   let tenant: Tenant & { token: string };
-  let smtp: SMTPServer;
+  let smtp: SmtpInbox;
+  let inbox: Received[];
   let worker: NotificationWorker;
-  const inbox: Received[] = [];
 
   before(async () => {
-    smtp = new SMTPServer({
-      authOptional: true, disabledCommands: ['STARTTLS'], logger: false,
-      onData(stream, session, callback) {
-        let raw = '';
-        stream.on('data', (c: Buffer) => { raw += c.toString(); });
-        stream.on('end', () => {
-          inbox.push({ to: session.envelope.rcptTo.map((r) => r.address).join(','), raw });
-          callback();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-    const port = (smtp.server.address() as AddressInfo).port;
-    t = await startTestApp({ config: { 'mail.smtp_url': `smtp://127.0.0.1:${port}`, 'auth.public_base_url': 'https://keepwatch.example' } });
+    smtp = await startSmtpInbox();
+    inbox = smtp.messages;
+    t = await startTestApp({ config: { 'mail.smtp_url': smtp.url, 'auth.public_base_url': 'https://keepwatch.example' } });
     tenant = await createTenantWithToken(t, { plan: 'team' });
     api = client(t, tenant.token);
     worker = new NotificationWorker(t.services, { pollMs: 60_000 });
   });
   after(async () => {
     await t.close();
-    await new Promise<void>((resolve) => smtp.close(() => resolve()));
+    await smtp.close();
   });
 
   const mailTo = async (address: string): Promise<Received> => {

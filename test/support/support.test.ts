@@ -1,36 +1,22 @@
 // The help form (service-api.md: POST /api/v1/support; rate budget "support", 2 a minute, fixed):
 // stored, mailed to support.mail_to through a real SMTP server, strict body, the fixed budget.
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { SMTPServer } from 'smtp-server';
 import { createTenantWithToken, startTestApp, type TestApp } from '../helpers/app.js';
+import { startSmtpInbox, type SmtpInbox } from '../helpers/smtp.js';
 import { client, expectError, type Json } from '../targets/helpers.js';
 
 describe('support requests', () => {
   let t: TestApp;
-  let smtp: SMTPServer;
-  const inbox: Array<{ to: string; raw: string }> = [];
+  let smtp: SmtpInbox;
 
   before(async () => {
-    smtp = new SMTPServer({
-      authOptional: true, disabledCommands: ['STARTTLS'], logger: false,
-      onData(stream, session, callback) {
-        let raw = '';
-        stream.on('data', (c: Buffer) => { raw += c.toString(); });
-        stream.on('end', () => {
-          inbox.push({ to: session.envelope.rcptTo.map((r) => r.address).join(','), raw });
-          callback();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-    const port = (smtp.server.address() as AddressInfo).port;
-    t = await startTestApp({ config: { 'mail.smtp_url': `smtp://127.0.0.1:${port}`, 'support.mail_to': 'help@keepwatch.example' } });
+    smtp = await startSmtpInbox();
+    t = await startTestApp({ config: { 'mail.smtp_url': smtp.url, 'support.mail_to': 'help@keepwatch.example' } });
   });
   after(async () => {
     await t.close();
-    await new Promise<void>((resolve) => smtp.close(() => resolve()));
+    await smtp.close();
   });
 
   const stored = (id: string) => t.services.db.query<{ user_id: string; org_id: string; subject: string | null; message: string; mailed_at: Date | null }>(
@@ -45,7 +31,7 @@ describe('support requests', () => {
     const [row] = await stored(receipt.id);
     assert.deepEqual([row!.user_id, row!.org_id, row!.subject, row!.message], [tenant.userId, tenant.orgId, 'Alerts are late', 'My heartbeat alert came 10 minutes late.\nWhy?']);
     assert.ok(row!.mailed_at);
-    const mail = inbox.find((m) => m.raw.includes(receipt.id));
+    const mail = smtp.messages.find((m) => m.raw.includes(receipt.id));
     assert.ok(mail, 'mailed');
     assert.equal(mail.to, 'help@keepwatch.example');
     assert.match(mail.raw, /Subject: \[Keepwatch support\] Alerts are late/);
