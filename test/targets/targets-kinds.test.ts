@@ -131,6 +131,23 @@ describe('targets: kind rules', () => {
     }
   });
 
+  it('heartbeat: period 60 s to 30 d, grace 0 to 30 d, max_runtime 60 s to 30 d (ms), each refused by name outside', async () => {
+    const DAY = 86_400_000;
+    const edges = { type: 'heartbeat', period: 60_000, grace: 0, max_runtime: 60_000 };
+    assert.equal((await create(api, edges)).statusCode, 201);
+    assert.equal((await create(api, { type: 'heartbeat', period: 30 * DAY, grace: 30 * DAY, max_runtime: 30 * DAY })).statusCode, 201);
+    const outside: Array<[Json, string]> = [
+      [{ period: 59_999 }, 'check.period'], [{ period: 30 * DAY + 1 }, 'check.period'], [{ period: 60_000.5 }, 'check.period'],
+      [{ grace: -1 }, 'check.grace'], [{ grace: 30 * DAY + 1 }, 'check.grace'],
+      [{ max_runtime: 59_999 }, 'check.max_runtime'], [{ max_runtime: 30 * DAY + 1 }, 'check.max_runtime'],
+    ];
+    for (const [change, field] of outside) {
+      expectError(await create(api, { ...edges, ...change }), 400, 'VALIDATION_FAILED', field);
+    }
+    const made = (await create(api, edges)).json() as Json;
+    expectError(await api('PATCH', `/api/v1/targets/${made.id}`, { check: { type: 'heartbeat', period: 59_999 } }), 400, 'VALIDATION_FAILED', 'check.period');
+  });
+
   it('heartbeat and manual refuse regions', async () => {
     expectError(await create(api, { type: 'heartbeat' }, { regions: ['local'] }), 422, 'REGION_INVALID', 'regions');
     expectError(await create(api, { type: 'manual' }, { regions: ['local'] }), 422, 'REGION_INVALID', 'regions');
