@@ -154,6 +154,9 @@ describe('targets: kind rules', () => {
     const hb = (await create(api, { type: 'heartbeat' })).json() as Json;
     assert.deepEqual(hb.regions, []);
     expectError(await api('PUT', `/api/v1/targets/${hb.id}/regions`, { regions: ['local'] }), 422, 'REGION_INVALID', 'regions');
+    expectError(await api('PATCH', `/api/v1/targets/${hb.id}`, { regions: ['local'] }), 422, 'REGION_INVALID', 'regions');
+    const bulk = await api('POST', '/api/v1/targets/bulk', { targets: [{ name: 'a', check: { type: 'http', url: 'https://example.com/' } }, { name: 'b', check: { type: 'heartbeat' }, regions: ['local'] }] });
+    expectError(bulk, 422, 'REGION_INVALID', 'targets[1].regions');
   });
 
   it('manual: one confirmation, recovery 0, interval exactly 60', async () => {
@@ -165,6 +168,14 @@ describe('targets: kind rules', () => {
     expectError(await create(api, { type: 'manual' }, { interval: 120 }), 400, 'INVALID_INTERVAL', 'interval');
     expectError(await api('PATCH', `/api/v1/targets/${manual.id}`, { interval: 30 }), 400, 'INVALID_INTERVAL', 'interval');
     assert.equal((await api('PATCH', `/api/v1/targets/${manual.id}`, { interval: 60, alert_confirmations: 1 })).statusCode, 200);
+    // The same rules through bulk create and duplicate.
+    const bulk = await api('POST', '/api/v1/targets/bulk', { targets: [{ name: 'm1', check: { type: 'manual' }, alert_confirmations: 4 }] });
+    assert.equal(bulk.statusCode, 201, bulk.body);
+    assert.deepEqual([bulk.json().targets[0].alert_confirmations, bulk.json().targets[0].interval], [1, 60]);
+    expectError(await api('POST', '/api/v1/targets/bulk', { targets: [{ name: 'm2', check: { type: 'manual' }, interval: 300 }] }), 400, 'INVALID_INTERVAL', 'targets[0].interval');
+    const copy = await api('POST', `/api/v1/targets/${manual.id}/duplicate`, { copies: [{ name: 'm copy' }] });
+    assert.equal(copy.statusCode, 201, copy.body);
+    assert.deepEqual([copy.json().targets[0].alert_confirmations, copy.json().targets[0].recovery_period_secs, copy.json().targets[0].interval], [1, 0, 60]);
   });
 
   it('flow: at least one assert step; steps within the plan', async () => {
