@@ -219,6 +219,8 @@ describe('notification channels: SMS needs a plan with SMS alerts (hosted)', () 
     expectError(await freeApi('POST', BASE, { name: 's', config: { type: 'sms', to: '+447700900123' } }), 403, 'SMS_ALERTS_DISABLED');
     const hook = (await freeApi('POST', BASE, { name: 'w', config: WEBHOOK })).json() as Json;
     expectError(await freeApi('PATCH', `${BASE}/${hook.id}`, { config: { type: 'sms', to: '+447700900123' } }), 403, 'SMS_ALERTS_DISABLED');
+    // A test send of an unsaved SMS config is a write of that config as far as the plan goes.
+    expectError(await freeApi('POST', `${BASE}/test`, { config: { type: 'sms', to: '+447700900123' } }), 403, 'SMS_ALERTS_DISABLED');
 
     const team = await createTenantWithToken(t, { plan: 'team' });
     const teamApi = client(t, team.token);
