@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { enqueueNotifications, NotificationWorker, REMINDER_STOPPED } from '../../src/notifications/index.js';
+import { enqueueNotifications, NotificationWorker, reminderGapMs, REMINDER_STOPPED } from '../../src/notifications/index.js';
 import { createTenantWithToken, startTestApp, type Tenant, type TestApp } from '../helpers/app.js';
 import { client, httpTarget, type Api, type Json } from '../targets/helpers.js';
 
@@ -204,5 +204,16 @@ describe('reminders and recovery notices that do not go', () => {
     assert.deepEqual(eventsAt('queued'), ['recovered']);
     const states = (await api('GET', `/api/v1/incidents/${incident.id}/notifications`)).json().notifications as Json[];
     assert.deepEqual(states.map((n) => [n.event, n.status, n.attempts]), [['opened', 'delivered', 1], ['reminder', 'dead', 0], ['recovered', 'delivered', 1]]);
+  });
+});
+
+describe('reminderGapMs', () => {
+  it('doubles each gap from the interval up to a day; an interval of a day or more keeps its own cadence', () => {
+    const MIN = 60_000;
+    const DAY = 86_400_000;
+    assert.deepEqual([0, 1, 2, 3].map((sent) => reminderGapMs(600, sent)), [10 * MIN, 20 * MIN, 40 * MIN, 80 * MIN]);
+    assert.equal(reminderGapMs(3600, 5), DAY, '32 hours is capped at a day');
+    assert.equal(reminderGapMs(3600, 40), DAY, 'no overflow however many were sent');
+    assert.deepEqual([0, 1, 5].map((sent) => reminderGapMs(2 * 86_400, sent)), [2 * DAY, 2 * DAY, 2 * DAY]);
   });
 });
