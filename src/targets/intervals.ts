@@ -40,9 +40,7 @@ export function defaultInterval(check: CheckSpecT, planFloor: number | null): nu
  */
 export function resolveInterval(check: CheckSpecT, planFloor: number | null, requested: number | undefined, fallback?: number): number {
   if (check.type === 'manual') {
-    if (requested !== undefined && requested !== MANUAL_INTERVAL_SECS) {
-      throw new AppError(400, 'INVALID_INTERVAL', `interval: a manual monitor runs exactly every ${MANUAL_INTERVAL_SECS} s`, { field: 'interval' });
-    }
+    refuseManualInterval(requested);
     return MANUAL_INTERVAL_SECS;
   }
   if (requested !== undefined) {
@@ -53,4 +51,15 @@ export function resolveInterval(check: CheckSpecT, planFloor: number | null, req
   }
   const interval = requested ?? fallback ?? defaultInterval(check, planFloor);
   return check.type === 'heartbeat' ? Math.min(interval, heartbeatCadence(check, planFloor)) : interval;
+}
+
+/**
+ * A manual monitor runs exactly every 60 s: any other `interval` sent is 400 INVALID_INTERVAL. The
+ * routes ask it before the body's schema too, so a fraction or a value past the schema's bound
+ * answers this code rather than the schema's.
+ */
+export function refuseManualInterval(interval: unknown): void {
+  if (interval !== undefined && interval !== MANUAL_INTERVAL_SECS) {
+    throw new AppError(400, 'INVALID_INTERVAL', `interval: a manual monitor runs exactly every ${MANUAL_INTERVAL_SECS} s`, { field: 'interval' });
+  }
 }

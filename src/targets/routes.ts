@@ -8,7 +8,8 @@ import { snapshotVariables, type VariableSnapshot } from '../variables/index.js'
 import {
   CreateTargetBody, ListTargetsQuery, PatchTargetBody, PutRegionsBody, Target, TargetList, TargetRegions,
 } from './schema.js';
-import { createTarget, deleteTarget, getTargetInOrg, listTargets, patchTarget, refuseKindChange, type TargetsCtx } from './service.js';
+import { checkPatchKind, createTarget, deleteTarget, getTargetInOrg, listTargets, patchTarget, type TargetsCtx } from './service.js';
+import { refuseManualInterval } from './intervals.js';
 import { registerBulkRoutes } from './bulk-routes.js';
 import { registerTagRoutes } from './tags.js';
 import { getTargetRegions, putTargetRegions } from './target-regions.js';
@@ -59,6 +60,10 @@ export function registerTargetRoutes(app: FastifyInstance, services: Services): 
     summary: 'Create a target',
     description: `Answers 201 with \`Location: /api/v1/targets/{id}\` and the full target. Counted against the account's \`max_targets\` (and \`max_flow_checks\` for a flow). ${WRITE_SOURCE_TEXT}`,
     body: CreateTargetBody,
+    // A manual monitor's fixed interval before the schema's bound on intervals (see refuseManualInterval).
+    beforeValidation: async (request) => {
+      if (checkTypeOf(request.body) === 'manual' && isObject(request.body)) refuseManualInterval(request.body.interval);
+    },
     response: { 201: Target },
     handler: async (request, reply) => {
       const target = await createTarget(ctx(request), request.body);
@@ -78,12 +83,12 @@ export function registerTargetRoutes(app: FastifyInstance, services: Services): 
     summary: 'Update a target',
     description: `Only the fields sent change. A \`check\` must keep the stored \`type\` (400 \`CHECK_KIND_IMMUTABLE\` with \`field: check.type\`, answered before the rest of the body is validated, so also for an incomplete check of another kind) and replaces the stored check whole; leave \`check\` out to keep stored credentials. A credential containing \`***\` is 400 \`REDACTION_SENTINEL\`. ${WRITE_SOURCE_TEXT}`,
     params: IdParams, body: PatchTargetBody,
-    // PATCH rule 1 before the body schema, which would judge a check of another kind by that kind's
-    // shape. A malformed id is left to the params schema (404).
+    // The kind's rules before the body schema (see checkPatchKind). A malformed id is left to the params schema (404).
     beforeValidation: async (request) => {
       const type = checkTypeOf(request.body);
+      const interval = isObject(request.body) ? request.body.interval : undefined;
       const { id } = request.params as { id: string };
-      if (type !== undefined && isUuid(id)) await refuseKindChange(ctx(request), id, type);
+      if ((type !== undefined || interval !== undefined) && isUuid(id)) await checkPatchKind(ctx(request), id, { type, interval });
     },
     response: { 200: Target },
     handler: async (request) => patchTarget(ctx(request), request.params.id, request.body),

@@ -16,7 +16,7 @@ import { newId } from '../shared/ids.js';
 import type { Sealer } from '../shared/seal.js';
 import { checkReferences, listVariableKinds, type ReferencedText } from '../variables/index.js';
 import { checkFlowEnabled, prepareCheck, type PreparedCheck } from './checks.js';
-import { resolveInterval } from './intervals.js';
+import { refuseManualInterval, resolveInterval } from './intervals.js';
 import type { NetworkCtx } from './network.js';
 import { redactCredentials } from './redaction.js';
 import { checkRegions, defaultRegions } from './regions.js';
@@ -178,12 +178,14 @@ function checkKindKept(kind: string, type: string): void {
 }
 
 /**
- * PATCH rule 1 asked of a body not validated yet: a `check` of another kind would otherwise be
- * judged by that kind's shape first (an incomplete one answering its missing fields). A foreign or
- * unknown id is 404, as the PATCH itself would answer.
+ * The kind's rules asked of a PATCH body not validated yet: rule 1 (a `check` of another kind would
+ * otherwise be judged by that kind's shape first, an incomplete one answering its missing fields),
+ * and a manual monitor's fixed interval. A foreign or unknown id is 404, as the PATCH would answer.
  */
-export async function refuseKindChange(ctx: TargetsCtx, id: string, type: string): Promise<void> {
-  checkKindKept((await getTargetRowInOrg(ctx.db, ctx.org.id, id)).kind, type);
+export async function checkPatchKind(ctx: TargetsCtx, id: string, sent: { type?: string; interval?: unknown }): Promise<void> {
+  const { kind } = await getTargetRowInOrg(ctx.db, ctx.org.id, id);
+  if (sent.type !== undefined) checkKindKept(kind, sent.type);
+  if (kind === 'manual') refuseManualInterval(sent.interval);
 }
 
 /** Only the fields sent change; a `check` must keep the stored type and replaces the stored check whole. */

@@ -167,6 +167,13 @@ describe('targets: kind rules', () => {
     expectError(await create(api, { type: 'manual' }, { recovery_period_secs: 60 }), 400, 'INVALID_ALERT_CONFIG', 'recovery_period_secs');
     expectError(await create(api, { type: 'manual' }, { interval: 120 }), 400, 'INVALID_INTERVAL', 'interval');
     expectError(await api('PATCH', `/api/v1/targets/${manual.id}`, { interval: 30 }), 400, 'INVALID_INTERVAL', 'interval');
+    // Any value but 60, also those the interval's schema would refuse first for other kinds.
+    for (const interval of [60.5, 3_000_000, '60', null]) {
+      expectError(await create(api, { type: 'manual' }, { interval }), 400, 'INVALID_INTERVAL', 'interval');
+      expectError(await api('PATCH', `/api/v1/targets/${manual.id}`, { interval }), 400, 'INVALID_INTERVAL', 'interval');
+    }
+    const http = (await create(api, { type: 'http', url: 'https://example.com/' })).json() as Json;
+    expectError(await api('PATCH', `/api/v1/targets/${http.id}`, { interval: 60.5 }), 400, 'VALIDATION_FAILED', 'interval');
     assert.equal((await api('PATCH', `/api/v1/targets/${manual.id}`, { interval: 60, alert_confirmations: 1 })).statusCode, 200);
     // The same rules through bulk create and duplicate.
     const bulk = await api('POST', '/api/v1/targets/bulk', { targets: [{ name: 'm1', check: { type: 'manual' }, alert_confirmations: 4 }] });
