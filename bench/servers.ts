@@ -43,6 +43,9 @@ export async function startBare(): Promise<RunningServer> {
  * `databaseUrl`, with one tenant holding a bound full_access token and a read budget that cannot
  * throttle the run.
  */
+/** The sealing key of bench servers: their data are thrown away. */
+const BENCH_KEK = Buffer.alloc(32, 11).toString('base64');
+
 export async function startKeepwatch(
   databaseUrl: string | undefined, caps: Record<string, number> = {}, extraConfig: Record<string, string | number | boolean> = {},
 ): Promise<RunningServer & { token: string; base: string; services: Services }> {
@@ -55,6 +58,8 @@ export async function startKeepwatch(
     overrides: {
       data_dir: dataDir, database_url: databaseUrl, 'log.level': 'silent', 'metrics.enabled': false,
       'operator.secret': operatorSecret, 'auth.fingerprint_salt': 'bench-salt', 'auth.fingerprint_salt_rotate': true,
+      // Fixed, as the salt is: rounds of a bench boot servers with data dirs of their own on one database.
+      'security.credentials_kek_base64': BENCH_KEK,
       ...extraConfig,
     },
   });
