@@ -53,7 +53,7 @@ export function registerMaintenanceRoutes(app: FastifyInstance, services: Servic
   addRoute(app, {
     method: 'PATCH', url: `${BASE}/:id`, auth: 'user', scope: 'maintenance:write', tags: TAGS, errors: [409],
     summary: 'Edit a maintenance window',
-    description: `Title, description, time range, components, alert suppression, on an upcoming or running window. \`ends_at\` must stay in the future, except that on a running window an \`ends_at\` at or before now ends it at the server's clock. A cancelled window is 422 \`MAINTENANCE_CANCELLED\`; an ended one 409 \`CONFLICT\`. ${WRITE_SOURCE_TEXT}`,
+    description: `Title, description, time range, components, alert suppression, on an upcoming or running window. \`ends_at\` must stay in the future, except that on a running window an \`ends_at\` at or before now ends it at the server's clock. An edit keeps the window's state: an upcoming window's \`starts_at\` must stay in the future and a running window's in the past (400 \`VALIDATION_FAILED\` naming \`starts_at\`). A cancelled window is 422 \`MAINTENANCE_CANCELLED\`; an ended one 409 \`CONFLICT\`. ${WRITE_SOURCE_TEXT}`,
     params: IdParams, body: PatchMaintenanceBody,
     response: { 200: MaintenanceWindow },
     handler: async (request) => patchWindow(ctx(request), request.params.id, request.body),

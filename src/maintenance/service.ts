@@ -125,8 +125,9 @@ export async function patchWindow(ctx: MaintenanceCtx, id: string, input: PatchM
       endsAt = now;
     } else {
       checkRange(startsAt, endsAt, now);
-      // A PATCH keeps the state: a running window's start cannot move ahead of now.
+      // A PATCH keeps the state: a running window's start stays past, an upcoming one's to come.
       if (status === 'active' && startsAt > now) throw invalid('starts_at', 'a running window cannot start in the future; end it and plan another');
+      if (status === 'upcoming' && startsAt <= now) throw invalid('starts_at', 'an upcoming window cannot start in the past; schedule a window that starts now instead');
     }
     const row = await updateWindowRow(tx, ctx.org.id, id, {
       title: input.title === undefined ? current.title : trimmedTitle(input.title),

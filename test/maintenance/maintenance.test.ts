@@ -99,7 +99,9 @@ describe('maintenance windows', () => {
     assert.equal(moved.starts_at, new Date(moved.starts_at).toISOString());
     expectError(await api('PATCH', `${BASE}/${w.id}`, { components: ['0190a0a0-0000-7000-8000-000000000000'] }), 400, 'VALIDATION_FAILED', 'components[0]');
 
-    // A PATCH keeps the state: a running window may move its start within the past, not past now.
+    // A PATCH keeps the state: an upcoming window's start stays to come, a running one's past.
+    expectError(await api('PATCH', `${BASE}/${w.id}`, { starts_at: at(-60_000) }), 400, 'VALIDATION_FAILED', 'starts_at');
+    assert.equal((await api('GET', `${BASE}/${w.id}`)).json().status, 'upcoming');
     const running = (await schedule({ starts_at: at(-HOUR) })).json() as Json;
     expectError(await api('PATCH', `${BASE}/${running.id}`, { starts_at: at(HOUR) }), 400, 'VALIDATION_FAILED', 'starts_at');
     const earlier = await api('PATCH', `${BASE}/${running.id}`, { starts_at: at(-2 * HOUR) });
