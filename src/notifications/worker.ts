@@ -131,14 +131,13 @@ export class NotificationWorker {
   }
 
   private async deliver(row: ClaimedRow): Promise<void> {
-    if (row.event === 'reminder' && (row.status !== 'open' || row.acknowledged_at)) {
+    // A retry follows the incident and the channel as they are now: disabled, or readdressed and
+    // not confirmed since it was queued, the channel pages no more.
+    const notSent = row.event === 'reminder' && (row.status !== 'open' || row.acknowledged_at) ? REMINDER_STOPPED
+      : row.pages === false ? CHANNEL_SILENT : null;
+    if (notSent) {
       // Not an attempt: nothing was sent.
-      await this.deps.db.query(`UPDATE notifications SET status = 'dead', attempts = attempts - 1, last_error = $2 WHERE id = $1`, [row.id, REMINDER_STOPPED]);
-      return;
-    }
-    if (row.pages === false) {
-      // A retry follows the channel as it is now: disabled, or readdressed and not confirmed, since it was queued.
-      await this.deps.db.query(`UPDATE notifications SET status = 'dead', attempts = attempts - 1, last_error = $2 WHERE id = $1`, [row.id, CHANNEL_SILENT]);
+      await this.deps.db.query(`UPDATE notifications SET status = 'dead', attempts = attempts - 1, last_error = $2 WHERE id = $1`, [row.id, notSent]);
       return;
     }
     const facts: NotificationFacts = {
