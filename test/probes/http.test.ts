@@ -71,6 +71,7 @@ describe('http probe', () => {
     routes.set('/secret', reply(200, 'secret'));
     routes.set('/big', (_q, res) => { res.writeHead(200); res.write(Buffer.alloc(BODY_READ_LIMIT + 10, 'a')); res.end('NEEDLE'); });
     routes.set('/hang', (req) => { hung.push(req); /* never answers */ });
+    routes.set('/trickle', (_q, res) => { res.writeHead(200, { 'content-length': '100' }); res.write('first bytes'); /* the rest never comes */ });
   });
   after(async () => {
     server.closeAllConnections();
@@ -159,6 +160,13 @@ describe('http probe', () => {
     const beyond = await httpProbe(check({ url: `${base}/big`, expected_body_contains: 'NEEDLE' }), ctxOf());
     assert.equal(beyond.status, 'down');
     assert.match(String(beyond.error), new RegExp(`in the first ${BODY_READ_LIMIT} bytes`));
+  });
+
+  it('without expected_body_contains the body is not waited for: headers, then a stalled body, is up at once', async () => {
+    const started = Date.now();
+    const r = await httpProbe(check({ url: `${base}/trickle`, timeout: 3000 }), ctxOf());
+    assert.deepEqual([r.status, r.error], ['up', null]);
+    assert.ok(Date.now() - started < 1500, 'settled without waiting for the rest of the body');
   });
 
   it('every check opens a connection of its own and asks the server to close it', async () => {
