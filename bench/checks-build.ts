@@ -1,7 +1,8 @@
 // Compiles src/ and bench/ to plain JavaScript in a temporary directory, so the processes of
-// `npm run bench:checks` run as `keepwatch serve` runs from dist/: under plain `node`, without tsx's
-// loader thread and its caches (some 35 MB of RSS before any module, more once src/ is loaded, and a
-// little CPU), which would otherwise count as the engine's.
+// `npm run bench:checks` and `bench:pings` run as `keepwatch serve` runs from dist/: under plain
+// `node`, without tsx's loader thread and its caches (some 35 MB of RSS before any module, more once
+// src/ is loaded) or its transform's `__name` call on every closure made, which would otherwise count
+// as the server's.
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -2,17 +2,30 @@
 // IPC replies awaited by type, and the load generators (bench/pings-load.ts), one or more, whose
 // windows and acknowledgements are summed back into one.
 import { fork, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { CompiledTree } from './checks-build.js';
 import type { LoadAcks, LoadWindow } from './pings-load.js';
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+
+/**
+ * Where the processes' JavaScript is: compiled from src/ and bench/ (as `keepwatch serve` runs from
+ * dist/), or null to run the TypeScript under tsx. tsx's transform names every function it creates
+ * (esbuild's keepNames: a `__name` call per closure made), which costs the server CPU on every ping.
+ */
+let compiled: CompiledTree | null = null;
+export const useCompiledTree = (tree: CompiledTree | null): void => { compiled = tree; };
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
 /** Every child still running, for a SIGINT or a failure to kill. */
 export const live = new Set<ChildProcess>();
 
 export function startProcess(script: string, args: string[]): ChildProcess {
-  const child = fork(here(script), args, { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
+  const stdio: ['ignore', 'inherit', 'pipe', 'ipc'] = ['ignore', 'inherit', 'pipe', 'ipc'];
+  const child = compiled
+    ? fork(join(compiled.benchDir, script.replace(/\.ts$/, '.js')), args, { stdio })
+    : fork(here(script), args, { execArgv: ['--import', 'tsx'], stdio });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });
   child.once('exit', (code, signal) => {

@@ -9,8 +9,9 @@ import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { randomToken } from '../src/shared/ids.js';
+import { compileTree, type CompiledTree } from './checks-build.js';
 import { cpuMsOf, machineCpuMs } from './checks-proc.js';
-import { live, Load, nextMessage, startProcess } from './pings-procs.js';
+import { live, Load, nextMessage, startProcess, useCompiledTree } from './pings-procs.js';
 import type { ServerReady } from './pings-server.js';
 import { summariseProfile } from './checks-profile.js';
 import { createHeartbeats } from './pings-setup.js';
@@ -30,6 +31,7 @@ const { values: flags } = parseArgs({
     'bare-only': { type: 'boolean', default: false },
     'bare-delay': { type: 'string', default: '0' },
     'cpu-prof': { type: 'string' },
+    tsx: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
@@ -47,6 +49,8 @@ if (flags.help) {
   --bare-delay MS                the bare server holds requests and answers them together MS after the first of a group,
                                  as a group commit would (with --bare-only: what a commit's latency alone costs the closed loop)
   --cpu-prof DIR                 profile the Keepwatch server over the window (inspector) and summarise; figures of a profiled run are not comparable
+  --tsx                          run the processes under tsx instead of compiling src/ and bench/ to JavaScript first (quicker to start;
+                                 tsx's transform adds a call to every closure the server makes)
 `);
   process.exit(0);
 }
@@ -254,6 +258,11 @@ async function main(): Promise<void> {
     + `a first ping to each, ${WARMUP} s warm-up, the best of ${WINDOWS} windows of ${SECONDS} s; bare node:http answering 200 "OK" under the same load before and after (ratios against their mean); Node ${process.version}\n`);
   const rows: Row[] = [];
   const durable: Array<[string, Durability, string[]]> = [];
+  if (!flags.tsx) {
+    progress('compiling src/ and bench/ to JavaScript (--tsx skips this)');
+    compiled = compileTree();
+    useCompiledTree(compiled);
+  }
   for (const store of STORES) {
     const db = store === 'postgres' ? await scratchDatabase() : null;
     if (store === 'postgres' && !db) {
@@ -281,12 +290,16 @@ async function main(): Promise<void> {
     + 'Cores are CPU time over the window; `others` is the rest of the machine (shared: contended above a few tenths).\n');
 }
 
+let compiled: CompiledTree | null = null;
+
 process.once('SIGINT', () => {
+  compiled?.remove();
   for (const child of live) child.kill('SIGKILL');
   void Promise.allSettled([...liveDatabases].map((db) => db.drop())).then(() => process.exit(130));
 });
 
-main().then(() => process.exit(0), (err: unknown) => {
+main().then(() => { compiled?.remove(); process.exit(0); }, (err: unknown) => {
+  compiled?.remove();
   for (const child of live) child.kill('SIGKILL');
   process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
   process.exit(1);
