@@ -18,7 +18,7 @@ export function pgArray(values: readonly ArrayElement[]): string {
     else if (typeof value === 'number') out += String(value);
     else if (typeof value === 'boolean') out += value ? 't' : 'f';
     // An unquoted NULL (any case) is the null element.
-    else out += BARE.test(value) && value.toLowerCase() !== 'null' ? value : `"${value.replace(/[\\"]/g, '\\$&')}"`;
+    else out += BARE.test(value) && !(value.length === 4 && value.toLowerCase() === 'null') ? value : `"${value.replace(/[\\"]/g, '\\$&')}"`;
   }
   return `${out}}`;
 }

@@ -1,10 +1,11 @@
 // The one rule tcp and tls_cert share for reaching a host: resolve through the connect-time guard,
 // then connect to the allowed addresses in order, each by its literal (pinned: Node never resolves
-// the name again, so a rebinding answer cannot slip past the guard). The caller's signal carries
+// the name again, so a rebinding answer cannot slip past the guard). The caller's deadline carries
 // the check's single timeout budget; a failure moves on to the next address within it.
 import { connect, isIP, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { NetworkGuard, ResolvedAddress } from '../net/guard.js';
+import type { Deadline } from './outcome.js';
 
 export interface ConnectTarget {
   host: string;
@@ -22,18 +23,18 @@ export interface PinnedConnection {
 }
 
 /** One TCP connect to one address literal; destroys the socket on abort or failure. */
-function connectOnce(address: ResolvedAddress, port: number, signal: AbortSignal): Promise<Socket> {
+function connectOnce(address: ResolvedAddress, port: number, deadline: Deadline): Promise<Socket> {
   return new Promise<Socket>((resolve, reject) => {
     const socket = connect({ host: address.address, port, family: address.family });
+    let stopListening = (): void => {};
     const cleanup = (): void => {
-      signal.removeEventListener('abort', onAbort);
+      stopListening();
       socket.removeListener('error', onError);
     };
-    const onAbort = (): void => { cleanup(); socket.destroy(); reject(signal.reason); };
     const onError = (err: Error): void => { cleanup(); socket.destroy(); reject(err); };
-    signal.addEventListener('abort', onAbort, { once: true });
     socket.once('error', onError);
     socket.once('connect', () => { cleanup(); resolve(socket); });
+    stopListening = deadline.onAbort((reason) => { cleanup(); socket.destroy(); reject(reason); });
   });
 }
 
@@ -42,21 +43,21 @@ function connectOnce(address: ResolvedAddress, port: number, signal: AbortSignal
  * the first connection that succeeds; throws the last attempt's error when none does. Addresses are
  * tried one after another, not raced: the check's budget is the only clock, as the spec has one `timeout`.
  */
-export async function connectPinned(guard: NetworkGuard, target: ConnectTarget, signal: AbortSignal): Promise<PinnedConnection> {
+export async function connectPinned(guard: NetworkGuard, target: ConnectTarget, deadline: Deadline): Promise<PinnedConnection> {
   const dnsStart = performance.now();
   const addresses = await guard.resolveForConnect(target.host, target.family);
-  // The resolver honours no signal: do not open sockets for a check whose budget has already run out.
-  signal.throwIfAborted();
+  // The resolver honours no deadline: do not open sockets for a check whose budget has already run out.
+  deadline.throwIfAborted();
   const connectStart = performance.now();
   const dns = isIP(target.host) ? undefined : connectStart - dnsStart;
   let lastError: unknown = new Error('no address to connect to');
   for (const address of addresses) {
     try {
-      const socket = await connectOnce(address, target.port, signal);
+      const socket = await connectOnce(address, target.port, deadline);
       const connectMs = performance.now() - connectStart;
       return { socket, address, timings: dns === undefined ? { connect: connectMs } : { dns, connect: connectMs } };
     } catch (err) {
-      if (signal.aborted) throw signal.reason;
+      deadline.throwIfAborted();
       lastError = err;
     }
   }

@@ -17,7 +17,7 @@ import ipaddr from 'ipaddr.js';
 import type { DnsCheck } from '../targets/check-specs.js';
 import type { DnsRecordType } from '../targets/constants.js';
 import { normaliseQueryName, normaliseRecord, parseResolver, type Resolver } from '../targets/dns-params.js';
-import { CheckTimeoutError, describeError, withDeadline } from './outcome.js';
+import { CheckTimeoutError, describeError, withDeadline, type Deadline } from './outcome.js';
 import type { Probe, ProbeContext, ProbeResult, ResultStatus } from './types.js';
 
 export type DnsCheckT = Static<typeof DnsCheck>;
@@ -70,33 +70,32 @@ function responseTo(msg: Buffer, q: Query): Response | null {
 }
 
 /** Settles once: the first of answer, failure or abort wins, and `cleanup` always runs. */
-function settleOnce<T>(signal: AbortSignal, cleanup: () => void, executor: (done: (err: unknown, value?: T) => void) => void): Promise<T> {
+function settleOnce<T>(deadline: Deadline, cleanup: () => void, executor: (done: (err: unknown, value?: T) => void) => void): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let settled = false;
+    let stopListening = (): void => {};
     const done = (err: unknown, value?: T): void => {
       if (settled) return;
       settled = true;
-      signal.removeEventListener('abort', onAbort);
+      stopListening();
       cleanup();
       if (err === null) resolve(value as T);
       else reject(err);
     };
-    const onAbort = (): void => done(signal.reason);
-    if (signal.aborted) return done(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    executor(done);
+    stopListening = deadline.onAbort((reason) => done(reason));
+    if (!settled) executor(done);
   });
 }
 
 /** One query over UDP, resent every UDP_RETRANSMIT_MS, answered by the first matching datagram. */
-function udpExchange(server: Resolver, wire: Buffer, q: Query, signal: AbortSignal): Promise<Response> {
+function udpExchange(server: Resolver, wire: Buffer, q: Query, deadline: Deadline): Promise<Response> {
   const socket = createSocket(isIPv6(server.address) ? 'udp6' : 'udp4');
   let timer: NodeJS.Timeout | undefined;
   const cleanup = (): void => {
     clearInterval(timer);
     try { socket.close(); } catch { /* already closed after an error */ }
   };
-  return settleOnce<Response>(signal, cleanup, (done) => {
+  return settleOnce<Response>(deadline, cleanup, (done) => {
     socket.on('error', (err) => done(err));
     socket.on('message', (msg) => {
       const res = responseTo(msg, q);
@@ -112,9 +111,9 @@ function udpExchange(server: Resolver, wire: Buffer, q: Query, signal: AbortSign
 }
 
 /** One query over TCP (two-byte length framing), for answers too big for UDP. */
-function tcpExchange(server: Resolver, wire: Buffer, q: Query, signal: AbortSignal): Promise<Response> {
+function tcpExchange(server: Resolver, wire: Buffer, q: Query, deadline: Deadline): Promise<Response> {
   const socket = netConnect({ host: server.address, port: server.port });
-  return settleOnce<Response>(signal, () => socket.destroy(), (done) => {
+  return settleOnce<Response>(deadline, () => socket.destroy(), (done) => {
     let buffered = Buffer.alloc(0);
     socket.on('error', (err) => done(err));
     socket.on('close', () => done(new Error('resolver closed the TCP connection without an answer')));
@@ -134,10 +133,10 @@ function tcpExchange(server: Resolver, wire: Buffer, q: Query, signal: AbortSign
 }
 
 /** The resolver's answer; a truncated UDP answer is asked again over TCP. */
-async function exchange(server: Resolver, q: Query, signal: AbortSignal): Promise<Response> {
+async function exchange(server: Resolver, q: Query, deadline: Deadline): Promise<Response> {
   const wire = encodeQuery(q);
-  const udp = await udpExchange(server, wire, q, signal);
-  return udp.flag_tc ? tcpExchange(server, wire, q, signal) : udp;
+  const udp = await udpExchange(server, wire, q, deadline);
+  return udp.flag_tc ? tcpExchange(server, wire, q, deadline) : udp;
 }
 
 /**
@@ -338,12 +337,12 @@ export const dnsProbe: Probe<DnsCheckT> = async (spec, ctx) => {
   const domain = queryName(spec);
   const failed = (status: ResultStatus, error: string): ProbeResult =>
     ({ status, duration_ms: elapsed(), error, fields: resultFields(spec, domain, null, failure(spec, status, error)) });
-  return withDeadline(spec.timeout, ctx.signal, async (signal) => {
+  return withDeadline(spec.timeout, ctx.signal, async (deadline) => {
     // Validated at write time; a bad name here (an unvalidated caller) is a failed check, not a throw.
     const name = normaliseQueryName(spec.domain, spec.record_type);
     const q: Query = { id: randomInt(0, 0x10000), name, type: spec.record_type };
     const server = await resolverFor(spec, ctx);
-    const reading = read(await exchange(server, q, signal), q);
+    const reading = read(await exchange(server, q, deadline), q);
     const verdict = judge(spec, reading);
     const duration = elapsed();
     return { status: verdict.status, duration_ms: duration, error: verdict.error, timings: { dns: duration }, fields: resultFields(spec, domain, reading, verdict) };

@@ -194,7 +194,7 @@ async function checkDomain(spec: DomainExpiryCheckT, ctx: ProbeContext, signal: 
 
 export const domainExpiryProbe: Probe<DomainExpiryCheckT> = async (spec, ctx) => {
   const started = performance.now();
-  return withDeadline(spec.timeout, ctx.signal, (signal) => checkDomain(spec, ctx, signal, started),
+  return withDeadline(spec.timeout, ctx.signal, (deadline) => checkDomain(spec, ctx, deadline.signal, started),
     // No expiry date was read (registry down, 404, no expiration event, bad JSON, bootstrap
     // unavailable, timeout): there is nothing to judge, so `error`, never `down`, which the status
     // table keeps for a domain that is expired or close to it. Still the spec's JSON body (every

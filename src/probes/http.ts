@@ -12,7 +12,7 @@ import type { ResolvedAddress } from '../net/guard.js';
 import type { HttpCheckT } from '../targets/check-specs.js';
 import { DEFAULT_EXPECTED_STATUS } from '../targets/check-specs.js';
 import { VERSION } from '../version.js';
-import { describeError, FAMILY, withDeadline } from './outcome.js';
+import { describeError, FAMILY, withDeadline, type Deadline } from './outcome.js';
 import type { PhaseTimings, Probe, ProbeContext, ProbeResult } from './types.js';
 
 /** The body is read at most this far: enough for any health page, bounded for a hostile one. */
@@ -67,11 +67,11 @@ function hopHeaders(headers: Record<string, string>, url: URL, checkOrigin: stri
 }
 
 /** A URL's host as a resolver or connect call takes it: IPv6 literals without brackets. */
-const bareHost = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, '$1');
+const bareHost = (url: URL): string => (url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname);
 
 /** One request to one URL over a fresh connection to a guard-approved address. */
 async function attempt(url: URL, method: string, headers: Record<string, string>, body: string | null,
-  spec: HttpCheckT, readBody: boolean, ctx: ProbeContext, signal: AbortSignal): Promise<Attempt> {
+  spec: HttpCheckT, readBody: boolean, ctx: ProbeContext, deadline: Deadline): Promise<Attempt> {
   const host = bareHost(url);
   const dnsStart = performance.now();
   const [address] = await ctx.guard.resolveForConnect(host, FAMILY[spec.ip_version]);
@@ -100,14 +100,11 @@ async function attempt(url: URL, method: string, headers: Record<string, string>
     const start = performance.now();
     let connectedAt = start;
     const req = (https ? httpsRequest : httpRequest)(options);
-    // Aborting destroys the request; cheaper than handing `signal` to http.request, which wraps it
+    // Aborting destroys the request; cheaper than handing a signal to http.request, which wraps it
     // for every request (measured by bench:checks).
-    const onAbort = (): void => { req.destroy(signal.reason instanceof Error ? signal.reason : new Error('check aborted')); };
-    const done = (): void => signal.removeEventListener('abort', onAbort);
+    const done = deadline.onAbort((reason) => { req.destroy(reason instanceof Error ? reason : new Error('check aborted')); });
     const resolve = (attempt: Attempt): void => { done(); settle(attempt); };
     const reject = (err: unknown): void => { done(); fail(err); };
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
     req.once('socket', (socket: Socket) => {
       socket.once('connect', () => { connectedAt = performance.now(); timings.connect = connectedAt - start; });
       if (https) (socket as TLSSocket).once('secureConnect', () => { timings.tls = performance.now() - connectedAt; });
@@ -192,9 +189,9 @@ export const httpProbe: Probe<HttpCheckT> = async (spec, ctx) => {
   let body = spec.body ?? null;
   let redirects = 0;
   const elapsed = () => performance.now() - started;
-  return withDeadline(spec.timeout, ctx.signal, async (signal) => {
+  return withDeadline(spec.timeout, ctx.signal, async (deadline) => {
     for (;;) {
-      const res = await attempt(url, method, hopHeaders(headers, url, checkOrigin), body, spec, readBody, ctx, signal);
+      const res = await attempt(url, method, hopHeaders(headers, url, checkOrigin), body, spec, readBody, ctx, deadline);
       const fields = { status_code: res.statusCode, final_url: url.href, redirects, address: res.address };
       if (spec.follow_redirects && REDIRECTS.has(res.statusCode) && !statusAcceptedExplicitly(spec, res.statusCode)) {
         if (redirects >= spec.max_redirects) {

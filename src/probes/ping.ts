@@ -74,7 +74,8 @@ export function createPingProbe(options: PingProbeOptions = {}): Probe<PingCheck
     const icmp = load();
     if (!icmp.ok) return { status: 'error', duration_ms: 0, error: icmp.reason };
     let resolved = false;
-    return withDeadline(spec.timeout, ctx.signal, async (signal) => {
+    return withDeadline(spec.timeout, ctx.signal, async (deadline) => {
+      const signal = deadline.signal;
       // Ping takes no ip_version (spec): every allowed address of either family is a candidate.
       const addresses = await ctx.guard.resolveForConnect(spec.host);
       signal.throwIfAborted();

@@ -13,8 +13,8 @@ export type TcpCheckT = Static<typeof TcpCheck>;
 
 export const tcpProbe: Probe<TcpCheckT> = async (spec, ctx) => {
   const started = performance.now();
-  return withDeadline(spec.timeout, ctx.signal, async (signal) => {
-    const conn = await connectPinned(ctx.guard, { host: spec.host, port: spec.port, family: FAMILY[spec.ip_version] }, signal);
+  return withDeadline(spec.timeout, ctx.signal, async (deadline) => {
+    const conn = await connectPinned(ctx.guard, { host: spec.host, port: spec.port, family: FAMILY[spec.ip_version] }, deadline);
     conn.socket.destroy();
     // duration_ms is the connect time: resolution is reported apart in timings.dns.
     return { status: 'up', duration_ms: conn.timings.connect, error: null, timings: conn.timings, fields: { address: conn.address.address } };

@@ -7,7 +7,7 @@ import { connect as tlsConnect, type PeerCertificate, type TLSSocket } from 'nod
 import type { Static } from '@sinclair/typebox';
 import type { TlsCertCheck } from '../targets/check-specs.js';
 import { connectPinned } from './connect.js';
-import { describeError, FAMILY, withDeadline } from './outcome.js';
+import { describeError, FAMILY, withDeadline, type Deadline } from './outcome.js';
 import type { Probe, ResultStatus } from './types.js';
 
 export type TlsCertCheckT = Static<typeof TlsCertCheck>;
@@ -40,18 +40,18 @@ function sniName(spec: TlsCertCheckT): string | undefined {
 }
 
 /** The TLS handshake over an already connected socket; destroys it on failure or abort. */
-function handshake(socket: Socket, servername: string | undefined, signal: AbortSignal): Promise<TLSSocket> {
+function handshake(socket: Socket, servername: string | undefined, deadline: Deadline): Promise<TLSSocket> {
   return new Promise<TLSSocket>((resolve, reject) => {
     const tls = tlsConnect({ socket, rejectUnauthorized: false, ...(servername !== undefined && { servername }) });
+    let stopListening = (): void => {};
     const cleanup = (): void => {
-      signal.removeEventListener('abort', onAbort);
+      stopListening();
       tls.removeListener('error', onError);
     };
-    const onAbort = (): void => { cleanup(); tls.destroy(); reject(signal.reason); };
     const onError = (err: Error): void => { cleanup(); tls.destroy(); reject(err); };
-    signal.addEventListener('abort', onAbort, { once: true });
     tls.once('error', onError);
     tls.once('secureConnect', () => { cleanup(); resolve(tls); });
+    stopListening = deadline.onAbort((reason) => { cleanup(); tls.destroy(); reject(reason); });
   });
 }
 
@@ -78,10 +78,10 @@ function certFacts(cert: PeerCertificate, now: Date): CertFacts {
 export const tlsCertProbe: Probe<TlsCertCheckT> = async (spec, ctx) => {
   const started = performance.now();
   const elapsed = (): number => performance.now() - started;
-  return withDeadline(spec.timeout, ctx.signal, async (signal) => {
-    const conn = await connectPinned(ctx.guard, { host: spec.host, port: spec.port, family: FAMILY[spec.ip_version] }, signal);
+  return withDeadline(spec.timeout, ctx.signal, async (deadline) => {
+    const conn = await connectPinned(ctx.guard, { host: spec.host, port: spec.port, family: FAMILY[spec.ip_version] }, deadline);
     const tlsStart = performance.now();
-    const tls = await handshake(conn.socket, sniName(spec), signal);
+    const tls = await handshake(conn.socket, sniName(spec), deadline);
     const timings = { ...conn.timings, tls: performance.now() - tlsStart };
     let facts: CertFacts;
     try {

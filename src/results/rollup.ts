@@ -36,12 +36,15 @@ export interface Observation {
 /** The latest result of a monitor in a region: where the next stretch starts. */
 export interface Cursor { at: number; status: ResultStatus; staleAfterMs: number | null }
 
+// Spelled out rather than built from STATUSES and PHASES: the writer makes one a result.
 export function emptyAggregate(): Aggregate {
-  const zero = (): Record<ResultStatus, number> => ({ up: 0, degraded: 0, down: 0, error: 0 });
   return {
-    checks: zero(), ms: zero(),
+    checks: { up: 0, degraded: 0, down: 0, error: 0 }, ms: { up: 0, degraded: 0, down: 0, error: 0 },
     latency: { count: 0, sum: 0, min: 0, max: 0, hist: { lo: 0, counts: [] } },
-    phases: Object.fromEntries(PHASES.map((p) => [p, { sum: 0, count: 0 }])) as Aggregate['phases'],
+    phases: {
+      dns: { sum: 0, count: 0 }, connect: { sum: 0, count: 0 }, tls: { sum: 0, count: 0 },
+      first_byte: { sum: 0, count: 0 }, transfer: { sum: 0, count: 0 },
+    } satisfies Record<Phase, unknown>,
   };
 }
 

@@ -7,7 +7,9 @@ import type { CheckResultRecord } from './types.js';
 /** Phase timings to a hundredth of a millisecond: finer is noise, and it keeps rows small. */
 export function roundTimings(timings: CheckResultRecord['timings']): CheckResultRecord['timings'] {
   if (!timings) return timings;
-  return Object.fromEntries(Object.entries(timings).map(([phase, ms]) => [phase, Math.round(ms * 100) / 100]));
+  const rounded: NonNullable<CheckResultRecord['timings']> = {};
+  for (const phase in timings) rounded[phase as keyof typeof rounded] = Math.round(timings[phase as keyof typeof timings]! * 100) / 100;
+  return rounded;
 }
 
 /**

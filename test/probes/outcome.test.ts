@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
 import { describe, it } from 'node:test';
-import { CheckTimeoutError, withDeadline } from '../../src/probes/outcome.js';
+import { CheckTimeoutError, Deadline, withDeadline } from '../../src/probes/outcome.js';
 import type { ProbeResult } from '../../src/probes/types.js';
 
 const up: ProbeResult = { status: 'up', duration_ms: 1, error: null };
@@ -25,4 +25,40 @@ describe('withDeadline', () => {
     outer.abort();
     assert.equal((await running).error, 'check aborted');
   });
+
+  it('hands the run its deadline: aborted at the timeout, with the reason on its listeners and its signal', async () => {
+    let seen: Deadline | undefined;
+    const heard: unknown[] = [];
+    await withDeadline(30, undefined, (deadline) => {
+      seen = deadline;
+      deadline.onAbort((reason) => heard.push(reason));
+      return new Promise<ProbeResult>(() => {});
+    }, asError);
+    assert.ok(seen!.aborted);
+    assert.ok(seen!.reason instanceof CheckTimeoutError);
+    assert.deepEqual(heard, [seen!.reason]);
+    // A signal asked for after the abort is born aborted, with the same reason.
+    assert.equal(seen!.signal.aborted, true);
+    assert.equal(seen!.signal.reason, seen!.reason);
+    assert.throws(() => seen!.throwIfAborted(), CheckTimeoutError);
+  });
 });
+
+describe('Deadline', () => {
+  it('calls each listener once, not after it is taken back, and at once when already aborted', () => {
+    const deadline = new Deadline();
+    const calls: string[] = [];
+    const signal = deadline.signal;
+    deadline.onAbort(() => calls.push('kept'));
+    const takeBack = deadline.onAbort(() => calls.push('taken back'));
+    takeBack();
+    deadline.abort('first');
+    deadline.abort('second');
+    assert.deepEqual(calls, ['kept']);
+    assert.equal(deadline.reason, 'first');
+    assert.deepEqual([signal.aborted, signal.reason], [true, 'first'], 'a signal made before the abort follows it');
+    deadline.onAbort((reason) => calls.push(`late ${String(reason)}`));
+    assert.deepEqual(calls, ['kept', 'late first']);
+  });
+});
+
