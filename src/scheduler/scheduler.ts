@@ -49,7 +49,16 @@ export interface SchedulerOptions {
   registry?: Registry;
 }
 
-interface Job { monitor: Monitor; shard: number; gen: number; phase: number; due: number }
+interface Job {
+  monitor: Monitor; shard: number; gen: number; phase: number; due: number;
+  /** The per-host throttle's key, worked out when the monitor is (re)read rather than on every check. */
+  throttleKey: string | null;
+}
+
+function throttleKeyOf(monitor: Monitor): string | null {
+  const hostPort = monitor.spec ? hostPortOf(monitor.spec) : null;
+  return hostPort === null ? null : `${monitor.orgId}|${hostPort}`;
+}
 
 /** Rows changed within this window before the last poll are read again: a commit can land late. */
 const POLL_OVERLAP_MS = 5_000;
@@ -178,10 +187,13 @@ export class Scheduler {
     const current = this.jobs.get(key);
     if (current && current.monitor.intervalMs === monitor.intervalMs) {
       current.monitor = monitor;
+      current.throttleKey = throttleKeyOf(monitor);
       return;
     }
     const phase = phaseMs(monitor.id, this.o.region, monitor.intervalMs);
-    const job: Job = { monitor, shard: shardOf(monitor.id), gen: ++this.gen, phase, due: nextSlotMs(Date.now(), monitor.intervalMs, phase) };
+    const job: Job = {
+      monitor, shard: shardOf(monitor.id), gen: ++this.gen, phase, due: nextSlotMs(Date.now(), monitor.intervalMs, phase), throttleKey: throttleKeyOf(monitor),
+    };
     this.jobs.set(key, job);
     this.heap.push({ due: job.due, key, gen: job.gen });
   }
@@ -211,15 +223,15 @@ export class Scheduler {
         next = nextSlotMs(now + 1, job.monitor.intervalMs, job.phase);
       }
       job.due = next;
-      this.heap.push({ due: next, key: top.key, gen: job.gen });
+      // The popped entry goes back with its new time: no allocation a check.
+      top.due = next;
+      this.heap.push(top);
     }
     this.arm();
   }
 
   private dispatch(job: Job, now: number): void {
-    const { monitor } = job;
-    const hostPort = monitor.spec ? hostPortOf(monitor.spec) : null;
-    const throttleKey = hostPort === null ? null : `${monitor.orgId}|${hostPort}`;
+    const { monitor, throttleKey } = job;
     if (throttleKey !== null && !this.throttle.acquire(throttleKey)) {
       this.throttled.inc();
       return;
