@@ -39,7 +39,8 @@ export function statusAccepted(expected: ExpectedStatus, code: number): boolean 
 
 interface Attempt {
   statusCode: number;
-  headers: IncomingMessage['headers'];
+  /** Its headers are read only when a redirect or a rate limit needs one: Node builds the object on first access. */
+  response: IncomingMessage;
   /** The body read so far (at most BODY_READ_LIMIT bytes), when it was read. */
   body: Buffer | null;
   address: string;
@@ -116,7 +117,7 @@ async function attempt(url: URL, method: string, headers: Record<string, string>
       const finish = (bodyRead: Buffer | null): void => {
         timings.transfer = performance.now() - firstByteAt;
         res.destroy();
-        resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: bodyRead, address: pinned.address, timings });
+        resolve({ statusCode: res.statusCode ?? 0, response: res, body: bodyRead, address: pinned.address, timings });
       };
       if (!readBody) {
         // Destroying a response before its end makes Node build an ERR_STREAM_PREMATURE_CLOSE,
@@ -146,7 +147,7 @@ async function attempt(url: URL, method: string, headers: Record<string, string>
 
 /** Where a redirect leads, and with which method and body (303, and 301/302 after POST, turn into GET). */
 function nextHop(from: URL, res: Attempt, method: string, body: string | null): { url: URL; method: string; body: string | null } | string {
-  const location = res.headers.location;
+  const location = res.response.headers.location;
   if (!location) return `redirect ${res.statusCode} without a Location header`;
   let url: URL;
   try {
@@ -164,7 +165,7 @@ function judge(spec: HttpCheckT, res: Attempt): Pick<ProbeResult, 'status' | 'er
   const expected = spec.expected_status ?? DEFAULT_EXPECTED_STATUS;
   if (!statusAccepted(expected, res.statusCode)) {
     if (RATE_LIMITED.has(res.statusCode)) {
-      const retryAfter = res.headers['retry-after'];
+      const retryAfter = res.response.headers['retry-after'];
       return { status: 'degraded', error: `rate-limited ${res.statusCode}${retryAfter ? ` (${retryAfter})` : ''}` };
     }
     return { status: 'down', error: `unexpected status ${res.statusCode}` };
