@@ -25,7 +25,13 @@ export class PingRateLimiter {
       if (bucket) { bucket.tokens = tokens; bucket.at = now; }
       return Math.max(1, Math.ceil((1 - tokens) / this.perSecond));
     }
-    if (!bucket && this.buckets.size >= PRUNE_AT) this.prune(now);
+    if (bucket) {
+      // In place: the common ping allocates no bucket.
+      bucket.tokens = tokens - 1;
+      bucket.at = now;
+      return 0;
+    }
+    if (this.buckets.size >= PRUNE_AT) this.prune(now);
     this.buckets.set(key, { tokens: tokens - 1, at: now });
     return 0;
   }

@@ -204,7 +204,8 @@ export const httpProbe: Probe<HttpCheckT> = async (spec, ctx) => {
         redirects++;
         continue;
       }
-      return { ...judge(spec, res), duration_ms: elapsed(), timings: res.timings, fields };
+      const { status, error } = judge(spec, res);
+      return { status, duration_ms: elapsed(), error, timings: res.timings, fields };
     }
   }, (err) => ({ status: 'down', duration_ms: elapsed(), error: describeError(err), fields: { final_url: url.href, redirects } }));
 };
