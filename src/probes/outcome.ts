@@ -14,7 +14,7 @@ export class CheckTimeoutError extends Error {
 
 /**
  * One check's deadline as its probe sees it: aborted at the timeout or with the outer signal.
- * `signal`, a real AbortSignal for the APIs that take one (fetch, sockets' helpers), is made on
+ * `signal`, a real AbortSignal for the APIs that take one (fetch, AbortSignal.any), is made on
  * first use: Node 20 spends about 10 µs making one, and listening on it about as much again, which
  * the http probe (most checks) does without through `onAbort`.
  */
