@@ -4,7 +4,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CompiledTree } from './checks-build.js';
+import { compileTree, type CompiledTree } from './checks-build.js';
 import type { LoadAcks, LoadWindow } from './pings-load.js';
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
@@ -15,7 +15,18 @@ const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
  * (esbuild's keepNames: a `__name` call per closure made), which costs the server CPU on every ping.
  */
 let compiled: CompiledTree | null = null;
-export const useCompiledTree = (tree: CompiledTree | null): void => { compiled = tree; };
+
+/** From here on, processes start from JavaScript compiled now. */
+export function compileProcesses(): void {
+  compiled = compileTree();
+}
+
+/** Removes the compiled tree, if any (the processes started from it must be done). */
+export function removeCompiledProcesses(): void {
+  compiled?.remove();
+  compiled = null;
+}
+
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
 /** Every child still running, for a SIGINT or a failure to kill. */

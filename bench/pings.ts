@@ -9,9 +9,8 @@ import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { randomToken } from '../src/shared/ids.js';
-import { compileTree, type CompiledTree } from './checks-build.js';
 import { cpuMsOf, machineCpuMs } from './checks-proc.js';
-import { live, Load, nextMessage, startProcess, useCompiledTree } from './pings-procs.js';
+import { compileProcesses, live, Load, nextMessage, removeCompiledProcesses, startProcess } from './pings-procs.js';
 import type { ServerReady } from './pings-server.js';
 import { summariseProfile } from './checks-profile.js';
 import { createHeartbeats } from './pings-setup.js';
@@ -260,8 +259,7 @@ async function main(): Promise<void> {
   const durable: Array<[string, Durability, string[]]> = [];
   if (!flags.tsx) {
     progress('compiling src/ and bench/ to JavaScript (--tsx skips this)');
-    compiled = compileTree();
-    useCompiledTree(compiled);
+    compileProcesses();
   }
   for (const store of STORES) {
     const db = store === 'postgres' ? await scratchDatabase() : null;
@@ -290,16 +288,14 @@ async function main(): Promise<void> {
     + 'Cores are CPU time over the window; `others` is the rest of the machine (shared: contended above a few tenths).\n');
 }
 
-let compiled: CompiledTree | null = null;
-
 process.once('SIGINT', () => {
-  compiled?.remove();
+  removeCompiledProcesses();
   for (const child of live) child.kill('SIGKILL');
   void Promise.allSettled([...liveDatabases].map((db) => db.drop())).then(() => process.exit(130));
 });
 
-main().then(() => { compiled?.remove(); process.exit(0); }, (err: unknown) => {
-  compiled?.remove();
+main().then(() => { removeCompiledProcesses(); process.exit(0); }, (err: unknown) => {
+  removeCompiledProcesses();
   for (const child of live) child.kill('SIGKILL');
   process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
   process.exit(1);

@@ -38,14 +38,14 @@ export async function startBare(): Promise<RunningServer> {
   };
 }
 
+/** The sealing key of bench servers: their data are thrown away. */
+const BENCH_KEK = Buffer.alloc(32, 11).toString('base64');
+
 /**
  * Keepwatch as `serve` builds it (log level silent, metrics off) on PGlite, or on PostgreSQL at
  * `databaseUrl`, with one tenant holding a bound full_access token and a read budget that cannot
  * throttle the run.
  */
-/** The sealing key of bench servers: their data are thrown away. */
-const BENCH_KEK = Buffer.alloc(32, 11).toString('base64');
-
 export async function startKeepwatch(
   databaseUrl: string | undefined, caps: Record<string, number> = {}, extraConfig: Record<string, string | number | boolean> = {},
 ): Promise<RunningServer & { token: string; base: string; services: Services }> {
