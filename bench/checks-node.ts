@@ -14,7 +14,7 @@ import { buildApp } from '../src/app.js';
 import { startCheckEngine } from '../src/checks/index.js';
 import { loadConfig, type Config } from '../src/config/load.js';
 import type { Db, Executor, QueryOptions } from '../src/db/db.js';
-import { limitHeapGrowth } from '../src/heap-growth.js';
+import { tuneProcessMemory } from '../src/process-memory.js';
 import { createServices } from '../src/services.js';
 import {
   addressOf, BULK_MAX, COUNT_SQL, INTERVAL_SECS, RESULTS_SQL, resultColumnsOf, TARGETS_SQL, type NodeOptions, type NodeStatus, type ResultRow, type StatementTime,
@@ -106,7 +106,7 @@ class StatementTimes {
 }
 
 async function engine(o: NodeOptions): Promise<void> {
-  limitHeapGrowth();
+  tuneProcessMemory();
   const services = await createServices(configOf(o));
   const statements = new StatementTimes();
   if (o.statements) statements.wrapDb(services.db);

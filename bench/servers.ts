@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config/load.js';
-import { limitHeapGrowth } from '../src/heap-growth.js';
+import { tuneProcessMemory } from '../src/process-memory.js';
 import { createServices, type Services } from '../src/services.js';
 import { randomToken } from '../src/shared/ids.js';
 
@@ -49,7 +49,7 @@ const BENCH_KEK = Buffer.alloc(32, 11).toString('base64');
 export async function startKeepwatch(
   databaseUrl: string | undefined, caps: Record<string, number> = {}, extraConfig: Record<string, string | number | boolean> = {},
 ): Promise<RunningServer & { token: string; base: string; services: Services }> {
-  limitHeapGrowth();
+  tuneProcessMemory();
   const dataDir = mkdtempSync(join(tmpdir(), 'keepwatch-bench-'));
   const operatorSecret = `bench-${randomToken(12)}`;
   const config = loadConfig({

@@ -9,7 +9,7 @@ import { NotificationWorker } from './notifications/index.js';
 import { startHoldSweep } from './plans/holds.js';
 import { startHistorySweep } from './results/index.js';
 import { startStoreUpkeep } from './db/upkeep.js';
-import { limitHeapGrowth } from './heap-growth.js';
+import { tuneProcessMemory } from './process-memory.js';
 import { createServices } from './services.js';
 
 /** A listener that could not bind; `key` is the configuration key to change (`http.port`, `metrics.port`). */
@@ -31,7 +31,7 @@ async function listenOn(key: string, server: FastifyInstance, port: number, host
 }
 
 export async function serve(config: Config): Promise<void> {
-  limitHeapGrowth();
+  tuneProcessMemory();
   const services = await createServices(config);
   const metrics = cfg.bool(config, 'metrics.enabled') ? new Metrics() : undefined;
   const app = await buildApp(services, { metrics });

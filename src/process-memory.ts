@@ -1,0 +1,66 @@
+// How a long-running node holds its memory: V8's heap kept near what is live, and the C heap's free
+// pages handed back to the OS. `keepwatch serve` applies both at start (`tuneProcessMemory`), as do
+// the benches' stand-ins for it.
+import { createRequire } from 'node:module';
+import { setFlagsFromString } from 'node:v8';
+
+// How far V8 lets the heap grow between full collections. By default it lets the old generation
+// reach up to about four times what survived the last one; under the engine's steady stream of
+// short-lived objects (a check, a ping, a batch) that headroom fills with garbage: at 10,000
+// monitors the heap held 230 MB for 53 MB live (bench:checks). A factor of 1.3 kept it at 110-130
+// MB, with the CPU a check within the host's noise (bench/README.md). V8 reads the flag at each
+// collection, so setting it once the process runs takes effect.
+export const HEAP_GROWING_PERCENT = 30;
+
+/** The flag to set, or null when the process was started with its own (`node --heap-growing-percent=N`). */
+export function heapGrowthFlag(execArgv: readonly string[]): string | null {
+  const own = execArgv.some((arg) => /^--(no-)?heap[-_]growing[-_]percent\b/.test(arg));
+  return own ? null : `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;
+}
+
+/** Applies the growth limit to this process, unless its command line chose one. */
+export function limitHeapGrowth(execArgv: readonly string[] = process.execArgv): void {
+  const flag = heapGrowthFlag(execArgv);
+  if (flag) setFlagsFromString(flag);
+}
+
+// A long-running node hands the C heap's free pages back to the OS every second
+// (native/memory/trim.cc, glibc's malloc_trim on a libuv worker). V8's helper threads and Node
+// allocate and free through malloc all the time, and glibc keeps what they free mapped in their
+// arenas: at 10,000 monitors that was 60 MB of a PGlite node's RSS, gone after one trim and back
+// within seconds, so the trim runs every second (bench:checks: steady RSS 330-345 MB -> 275-288 MB,
+// CPU a check unchanged). The addon is loaded once, on start; where it is missing, nothing is trimmed.
+interface MemoryBinding { trim(): Promise<boolean> }
+
+const ADDON_PATH = '../build/Release/keepwatch_memory.node';
+export const MALLOC_TRIM_INTERVAL_MS = 1_000;
+
+/** The addon at `path` (relative to this file), or null when it is not built. */
+export function loadMemoryBinding(path: string = ADDON_PATH): MemoryBinding | null {
+  try {
+    return createRequire(import.meta.url)(path) as MemoryBinding;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Trims every `intervalMs` (one trim at a time) without keeping the process alive. Returns the
+ * timer, or null when there is no addon to trim with.
+ */
+export function trimMallocPeriodically(intervalMs = MALLOC_TRIM_INTERVAL_MS, binding = loadMemoryBinding()): NodeJS.Timeout | null {
+  if (!binding) return null;
+  let trimming = false;
+  const timer = setInterval(() => {
+    if (trimming) return;
+    trimming = true;
+    binding.trim().catch(() => false).finally(() => { trimming = false; });
+  }, intervalMs);
+  return timer.unref();
+}
+
+/** Both, as `keepwatch serve` runs them. */
+export function tuneProcessMemory(): void {
+  limitHeapGrowth();
+  trimMallocPeriodically();
+}
