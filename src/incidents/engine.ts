@@ -1,8 +1,9 @@
 // The incident engine: folded into the transaction that writes a batch of results, so each result
 // is judged exactly once and an incident change commits with the results that caused it. Per batch:
-// the monitors' alert config, their streak rows and open incidents are read (locked, in one order,
-// so two nodes writing results of one monitor wait for each other), each monitor's results are
-// fed to the rule (verdict.ts) in time order, and what changed is written back.
+// the monitors whose results could change something are picked (a healthy one's up results cannot:
+// `monitorsToJudge`), their alert config, streak rows and open incidents are read (locked, in one
+// order, so two nodes writing results of one monitor wait for each other), each monitor's results
+// are fed to the rule (verdict.ts) in time order, and what changed is written back.
 import type { Executor } from '../db/db.js';
 import { suppressingSpans } from '../maintenance/index.js';
 import { NO_PROBE_REGION, type CheckResultRecord, type ResultFold } from '../results/index.js';
@@ -57,8 +58,8 @@ interface Writes { streaks: StreakWrite[]; stale: { targetId: string; region: st
 export const incidentFold = (clock: Clock): ResultFold => (tx, records) => foldIntoIncidents(tx, records, clock);
 
 async function foldIntoIncidents(tx: Executor, records: readonly CheckResultRecord[], clock: Clock): Promise<void> {
-  if (!records.length) return;
-  const targetIds = [...new Set(records.map((r) => r.targetId))].sort();
+  const targetIds = await monitorsToJudge(tx, records);
+  if (!targetIds.length) return;
   const targets = await tx.query<TargetAlertRow>(
     `SELECT t.id, t.org_id, t.account_id, t.name, t.kind, t.alert_confirmations, t.region_policy, t.recovery_period_secs,
             ARRAY(SELECT r.id FROM regions r WHERE r.enabled AND r.id = ANY(t.regions)) AS live_regions,
@@ -74,10 +75,12 @@ async function foldIntoIncidents(tx: Executor, records: readonly CheckResultReco
 
   // Windows from the oldest failing streak on: one that ended before this batch still dates an
   // incident its failures open now.
-  const times = [...records.map((r) => r.checkedAt.getTime()), ...streakRows.flatMap((s) => (s.failing_since ? [s.failing_since.getTime()] : []))];
+  const judged = new Set(live);
+  const mine = records.filter((r) => judged.has(r.targetId));
+  const times = [...mine.map((r) => r.checkedAt.getTime()), ...streakRows.flatMap((s) => (s.failing_since ? [s.failing_since.getTime()] : []))];
   const spans = await suppressingSpans(tx, live, new Date(Math.min(...times)), new Date(Math.max(...times)));
 
-  const resultsOf = groupBy(records, (r) => r.targetId);
+  const resultsOf = groupBy(mine, (r) => r.targetId);
   const streaksOf = groupBy(streakRows, (s) => s.target_id);
   const openOf = new Map(openRows.map((row) => [row.target_id, row]));
   const writes: Writes = { streaks: [], stale: [], changed: [], events: [] };
@@ -89,6 +92,42 @@ async function foldIntoIncidents(tx: Executor, records: readonly CheckResultReco
   await writeStreaks(tx, writes.streaks);
   await writeIncidents(tx, writes.changed, clock.now());
   await writeEvents(tx, writes.events);
+}
+
+/**
+ * The monitors of `records` whose results the rule must see, in id order. A monitor is left out
+ * when its results here are all `up`, from regions whose streaks are already passing at its
+ * confirmations, with no failing or stale streak and no open incident: the rule would change
+ * nothing (a streak counts no further than its cap), so the steady state of a healthy fleet costs
+ * one statement that returns nothing, instead of reading every monitor's alert config and locking
+ * its streaks. Such a result takes no lock, so a batch of another region's results committing
+ * beside it is not re-judged with it: a recovery or close it would have started waits for the
+ * monitor's next result. Heartbeat and manual verdicts always go to the rule.
+ */
+async function monitorsToJudge(tx: Executor, records: readonly CheckResultRecord[]): Promise<string[]> {
+  const judged = new Set<string>();
+  const upPairs = new Map<string, { targetId: string; region: string }>();
+  for (const r of records) {
+    if (r.status !== 'up') judged.add(r.targetId);
+    else upPairs.set(`${r.targetId} ${r.region}`, { targetId: r.targetId, region: r.region });
+  }
+  const pairs = [...upPairs.values()].filter((p) => !judged.has(p.targetId));
+  if (pairs.length) {
+    const rows = await tx.query<{ target_id: string }>(
+      `SELECT DISTINCT u.target_id FROM unnest($1::uuid[], $2::text[]) AS u(target_id, region)
+        WHERE NOT EXISTS (SELECT 1 FROM alert_streaks s WHERE s.target_id = u.target_id AND s.region = u.region)
+           OR NOT EXISTS (
+                SELECT 1 FROM targets t
+                 WHERE t.id = u.target_id AND t.kind NOT IN ('heartbeat', 'manual')
+                   AND NOT EXISTS (SELECT 1 FROM incidents i WHERE i.target_id = t.id AND i.source = 'monitor' AND i.status = 'open')
+                   AND NOT EXISTS (
+                         SELECT 1 FROM alert_streaks s WHERE s.target_id = t.id
+                            AND (s.failing > 0 OR s.passing < t.alert_confirmations OR NOT s.region = ANY(t.regions)
+                                 OR s.region NOT IN (SELECT r.id FROM regions r WHERE r.enabled))))`,
+      [pairs.map((p) => p.targetId), pairs.map((p) => p.region)], { prepared: 'incident_fold_unquiet' });
+    for (const row of rows) judged.add(row.target_id);
+  }
+  return [...judged].sort();
 }
 
 function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {

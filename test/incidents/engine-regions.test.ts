@@ -69,4 +69,29 @@ describe('incident engine regions', () => {
       await t.operator('PATCH', '/operator/regions/r3', { enabled: true });
     }
   });
+
+  // A healthy monitor's up results skip the rule (engine.ts, monitorsToJudge) only when the rule
+  // would change nothing; these two are the cases where it would.
+  it('a passing streak of a region removed from a healthy monitor is dropped with its next result', async () => {
+    const id = await monitor({ region_policy: 'any', regions: ['local', 'r2'] });
+    await feed(id, 'local', ['up', 'up']);
+    await feed(id, 'r2', ['up', 'up']);
+    assert.deepEqual(await streakRegions(id), ['local', 'r2']);
+    assert.equal((await api('PUT', `/api/v1/targets/${id}/regions`, { regions: ['local'] })).statusCode, 200);
+    await feed(id, 'local', ['up']);
+    assert.deepEqual(await streakRegions(id), ['local']);
+  });
+
+  it('raised confirmations: a healthy region keeps counting passes up to the new cap, so it counts towards a recovery', async () => {
+    const id = await monitor({ region_policy: 'any', regions: ['local', 'r2'], alert_confirmations: 1 });
+    await feed(id, 'local', ['up']);
+    await feed(id, 'r2', ['up']);
+    assert.equal((await api('PATCH', `/api/v1/targets/${id}`, { alert_confirmations: 2 })).statusCode, 200);
+    await feed(id, 'local', ['up']);
+    await feed(id, 'r2', ['down', 'down']);
+    assert.deepEqual(await statuses(id), ['open']);
+    // Recovered once both regions have passed twice: local did before the outage.
+    await feed(id, 'r2', ['up', 'up']);
+    assert.deepEqual(await statuses(id), ['resolved']);
+  });
 });
