@@ -96,36 +96,35 @@ async function foldIntoIncidents(tx: Executor, records: readonly CheckResultReco
 
 /**
  * The monitors of `records` whose results the rule must see, in id order. A monitor is left out
- * when its results here are all `up`, from regions whose streaks are already passing at its
- * confirmations, with no failing or stale streak and no open incident: the rule would change
- * nothing (a streak counts no further than its cap), so the steady state of a healthy fleet costs
- * one statement that returns nothing, instead of reading every monitor's alert config and locking
- * its streaks. Such a result takes no lock, so a batch of another region's results committing
- * beside it is not re-judged with it: a recovery or close it would have started waits for the
- * monitor's next result. Heartbeat and manual verdicts always go to the rule.
+ * when its results here are all `up` and it is a probed kind with no open incident, each of its
+ * live regions (its own, enabled in the catalog) has a streak and every streak is passing at its
+ * confirmations: the rule would change nothing (a streak counts no further than its cap), so the
+ * steady state of a healthy fleet costs one statement that returns nothing (index lookups per
+ * monitor of the batch), instead of reading every monitor's alert config and locking its streaks.
+ * Such a result takes no lock, so a batch of another region's results committing beside it is not
+ * re-judged with it: a recovery or close it would have started waits for the monitor's next result.
  */
 async function monitorsToJudge(tx: Executor, records: readonly CheckResultRecord[]): Promise<string[]> {
   const judged = new Set<string>();
-  const upPairs = new Map<string, { targetId: string; region: string }>();
+  const allUp = new Set<string>();
   for (const r of records) {
     if (r.status !== 'up') judged.add(r.targetId);
-    else upPairs.set(`${r.targetId} ${r.region}`, { targetId: r.targetId, region: r.region });
+    else allUp.add(r.targetId);
   }
-  const pairs = [...upPairs.values()].filter((p) => !judged.has(p.targetId));
-  if (pairs.length) {
-    const rows = await tx.query<{ target_id: string }>(
-      `SELECT DISTINCT u.target_id FROM unnest($1::uuid[], $2::text[]) AS u(target_id, region)
-        WHERE NOT EXISTS (SELECT 1 FROM alert_streaks s WHERE s.target_id = u.target_id AND s.region = u.region)
-           OR NOT EXISTS (
-                SELECT 1 FROM targets t
-                 WHERE t.id = u.target_id AND t.kind NOT IN ('heartbeat', 'manual')
-                   AND NOT EXISTS (SELECT 1 FROM incidents i WHERE i.target_id = t.id AND i.source = 'monitor' AND i.status = 'open')
-                   AND NOT EXISTS (
-                         SELECT 1 FROM alert_streaks s WHERE s.target_id = t.id
-                            AND (s.failing > 0 OR s.passing < t.alert_confirmations OR NOT s.region = ANY(t.regions)
-                                 OR s.region NOT IN (SELECT r.id FROM regions r WHERE r.enabled))))`,
-      [pairs.map((p) => p.targetId), pairs.map((p) => p.region)], { prepared: 'incident_fold_unquiet' });
-    for (const row of rows) judged.add(row.target_id);
+  const candidates = [...allUp].filter((id) => !judged.has(id));
+  if (candidates.length) {
+    const rows = await tx.query<{ id: string }>(
+      `SELECT t.id FROM targets t
+        WHERE t.id = ANY($1::uuid[])
+          AND (t.kind IN ('heartbeat', 'manual')
+            OR EXISTS (SELECT 1 FROM incidents i WHERE i.target_id = t.id AND i.source = 'monitor' AND i.status = 'open')
+            OR EXISTS (SELECT 1 FROM alert_streaks s WHERE s.target_id = t.id
+                         AND (s.failing > 0 OR s.passing < t.alert_confirmations OR NOT s.region = ANY(t.regions)
+                              OR s.region NOT IN (SELECT r.id FROM regions r WHERE r.enabled)))
+            OR (SELECT count(*) FROM alert_streaks s WHERE s.target_id = t.id)
+               <> (SELECT count(*) FROM regions r WHERE r.enabled AND r.id = ANY(t.regions)))`,
+      [candidates], { prepared: 'incident_fold_unquiet' });
+    for (const row of rows) judged.add(row.id);
   }
   return [...judged].sort();
 }

@@ -80,6 +80,14 @@ describe('incident engine regions', () => {
     assert.equal((await api('PUT', `/api/v1/targets/${id}/regions`, { regions: ['local'] })).statusCode, 200);
     await feed(id, 'local', ['up']);
     assert.deepEqual(await streakRegions(id), ['local']);
+
+    // Swapped for another region: as many streaks as regions, but one of a region it left.
+    await feed(id, 'local', ['up']);
+    assert.equal((await api('PUT', `/api/v1/targets/${id}/regions`, { regions: ['local', 'r2'] })).statusCode, 200);
+    await feed(id, 'r2', ['up', 'up']);
+    assert.equal((await api('PUT', `/api/v1/targets/${id}/regions`, { regions: ['local', 'r3'] })).statusCode, 200);
+    await feed(id, 'local', ['up']);
+    assert.deepEqual(await streakRegions(id), ['local']);
   });
 
   it('raised confirmations: a healthy region keeps counting passes up to the new cap, so it counts towards a recovery', async () => {
@@ -93,5 +101,13 @@ describe('incident engine regions', () => {
     // Recovered once both regions have passed twice: local did before the outage.
     await feed(id, 'r2', ['up', 'up']);
     assert.deepEqual(await statuses(id), ['resolved']);
+  });
+
+  it('a region added to a healthy monitor starts its streak with its first result', async () => {
+    const id = await monitor({ region_policy: 'any', regions: ['local'] });
+    await feed(id, 'local', ['up', 'up']);
+    assert.equal((await api('PUT', `/api/v1/targets/${id}/regions`, { regions: ['local', 'r2'] })).statusCode, 200);
+    await feed(id, 'r2', ['up']);
+    assert.deepEqual(await streakRegions(id), ['local', 'r2']);
   });
 });
