@@ -71,7 +71,7 @@ describe('incident engine regions', () => {
   });
 
   // A healthy monitor's up results skip the rule (engine.ts, monitorsToJudge) only when the rule
-  // would change nothing; these two are the cases where it would.
+  // would change nothing; these are the cases where it would.
   it('a passing streak of a region removed from a healthy monitor is dropped with its next result', async () => {
     const id = await monitor({ region_policy: 'any', regions: ['local', 'r2'] });
     await feed(id, 'local', ['up', 'up']);
