@@ -28,7 +28,7 @@ export function limitHeapGrowth(execArgv: readonly string[] = process.execArgv):
 // (native/memory/trim.cc, glibc's malloc_trim on a libuv worker). V8's helper threads and Node
 // allocate and free through malloc all the time, and glibc keeps what they free mapped in their
 // arenas: at 10,000 monitors that was 60 MB of a PGlite node's RSS, gone after one trim and back
-// within seconds, so the trim runs every second (bench:checks: steady RSS 330-345 MB -> 275-288 MB,
+// within seconds, so the trim runs every second (bench:checks: steady RSS 322-330 MB -> 273-292 MB,
 // CPU a check unchanged). The addon is loaded once, on start; where it is missing, nothing is trimmed.
 interface MemoryBinding { trim(): Promise<boolean> }
 
