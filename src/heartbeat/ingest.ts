@@ -20,7 +20,7 @@ import type { Clock } from '../shared/context.js';
 import { AppError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import {
-  changeOf, COUNTING_SQL, insertPings, pingUrlExists, resultOf, saveIfUnchanged, saveOutputs, saveStates, TIMING_SQL,
+  changeOf, COUNTING_SQL, HAS_RETIRED_SQL, insertPings, pingUrlExists, resultOf, saveIfUnchanged, saveOutputs, saveStates, TIMING_SQL,
   type HeartbeatRow, type JudgedFrom, type PingRow, type StateChange,
 } from './store.js';
 import { applyPing, dueAt, type HeartbeatTiming, type PingSignal } from './verdict.js';
@@ -270,13 +270,22 @@ function nextDueAt(stored: number | null, state: Parameters<typeof dueAt>[0], ti
   return due === null || stored === null ? due : Math.min(stored, due);
 }
 
-/** The heartbeats the pings' tokens name, locked in id order, with what the rule needs of their monitors. */
+/**
+ * The heartbeats the pings' tokens name, locked in id order, with what the rule needs of their
+ * monitors. Each URL kind is looked up through its own index first: one `OR` over the three made the
+ * planner guess thousands of rows and hash-join every monitor. The match is tested again on the
+ * locked row, so a rotation committed while this waited is seen.
+ */
 async function lockHeartbeats(tx: Executor, pings: readonly PingOp[], now: Date): Promise<LockedRow[]> {
   const hashes = [...new Set(pings.map((p) => p.tokenHash))];
   return tx.query<LockedRow>(
-    `SELECT ${LOCKED_COLUMNS.map((c) => `h.${c}`).join(', ')}, ${TIMING_SQL}, ${COUNTING_SQL} AS counting
-       FROM heartbeats h JOIN targets t ON t.id = h.target_id JOIN orgs o ON o.id = t.org_id
+    `WITH named AS (
+        SELECT target_id FROM heartbeats WHERE token_hash = ANY($1::text[])
+        UNION SELECT target_id FROM heartbeats WHERE previous_token_hash = ANY($1::text[]) AND previous_expires_at > $2
+        UNION SELECT target_id FROM heartbeats WHERE ${HAS_RETIRED_SQL} AND retired_token_hashes && $1::text[])
+     SELECT ${LOCKED_COLUMNS.map((c) => `h.${c}`).join(', ')}, ${TIMING_SQL}, ${COUNTING_SQL} AS counting
+       FROM named JOIN heartbeats h ON h.target_id = named.target_id JOIN targets t ON t.id = h.target_id JOIN orgs o ON o.id = t.org_id
       WHERE h.token_hash = ANY($1::text[]) OR (h.previous_token_hash = ANY($1::text[]) AND h.previous_expires_at > $2)
-         OR h.retired_token_hashes && $1::text[]
+         OR (${HAS_RETIRED_SQL} AND h.retired_token_hashes && $1::text[])
       ORDER BY h.target_id FOR UPDATE OF h`, [hashes, now], { prepared: 'heartbeat_lock' });
 }

@@ -146,6 +146,12 @@ const TIMING = {
   grace: "(t.check_spec->>'grace')::bigint::float8",
   max_runtime: "(t.check_spec->>'max_runtime')::bigint::float8",
 };
+/**
+ * Whether a heartbeat has replaced URLs in their 24 hours: the predicate of the index on them
+ * (migration 0028), which a lookup must repeat for the planner to use it.
+ */
+export const HAS_RETIRED_SQL = 'cardinality(retired_token_hashes) > 0';
+
 /** A heartbeat's timing from its monitor's check, over `targets t`, in the shape of `HeartbeatTiming`. */
 export const TIMING_SQL = Object.entries(TIMING).map(([name, sql]) => `${sql} AS ${name}`).join(', ');
 
@@ -201,7 +207,7 @@ export async function pingUrlExists(db: Executor, tokenHash: string, now: Date):
   const rows = await db.query(
     `SELECT 1 FROM heartbeats h
       WHERE h.token_hash = $1 OR (h.previous_token_hash = $1 AND h.previous_expires_at > $2)
-         OR (h.retired_token_hashes && ARRAY[$1]::text[] AND EXISTS (
+         OR (${HAS_RETIRED_SQL} AND h.retired_token_hashes && ARRAY[$1]::text[] AND EXISTS (
                SELECT 1 FROM unnest(h.retired_token_hashes, h.retired_expires_at) AS r(hash, expires_at) WHERE r.hash = $1 AND r.expires_at > $2))
       LIMIT 1`, [tokenHash, now]);
   return rows.length > 0;
