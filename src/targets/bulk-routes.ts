@@ -38,7 +38,8 @@ export function registerBulkRoutes(app: FastifyInstance, services: Services): vo
     body: Type.Object({
       copies: Type.Array(Type.Object({
         name: TargetName,
-        address: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+        // Blank is an address too: a heartbeat or manual copy naming one is INVALID_ADDRESS, any other a bad address.
+        address: Type.Optional(Type.String({ maxLength: 2048 })),
       }, { additionalProperties: false }), { minItems: 1 }),
     }, { additionalProperties: false }),
     response: { 201: TargetBatch },

@@ -79,6 +79,7 @@ describe('targets: duplicate', () => {
     const manual = await create({ name: 'board', check: { type: 'manual' } });
     expectError(await duplicate(hb.id, [{ name: 'x' }, { name: 'y', address: 'example.com' }]), 400, 'INVALID_ADDRESS', 'copies[1].address');
     expectError(await duplicate(manual.id, [{ name: 'y', address: 'example.com' }]), 400, 'INVALID_ADDRESS', 'copies[0].address');
+    expectError(await duplicate(hb.id, [{ name: 'y', address: '' }]), 400, 'INVALID_ADDRESS', 'copies[0].address');
     const copy = (await duplicate(hb.id, [{ name: 'cron 2' }])).json().targets[0] as Json;
     const hashes = await t.services.db.query<{ token_hash: string }>('SELECT token_hash FROM heartbeats WHERE target_id = ANY($1::uuid[])', [[hb.id, copy.id]]);
     assert.equal(new Set(hashes.map((h) => h.token_hash)).size, 2);
@@ -88,6 +89,7 @@ describe('targets: duplicate', () => {
     const source = await create(httpTarget());
     const before = await total();
     expectError(await duplicate(source.id, [{ name: 'ok' }, { name: 'bad', address: 'not a url' }]), 400, 'VALIDATION_FAILED', 'copies[1].address');
+    expectError(await duplicate(source.id, [{ name: 'blank', address: ' ' }]), 400, 'VALIDATION_FAILED', 'copies[0].address');
     expectError(await duplicate(source.id, [{ name: 'ok' }, { name: 'private', address: 'http://127.0.0.1/' }]), 400, 'VALIDATION_FAILED', 'copies[1].address');
     expectError(await duplicate(source.id, [{ name: '  ' }]), 400, 'VALIDATION_FAILED', 'copies[0].name');
     expectError(await duplicate(source.id, [{ name: 'x', colour: 'red' }]), 422, 'INVALID_JSON', 'copies[0].colour');
