@@ -120,6 +120,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const loginAttempts = loginAttemptWriter(db, fingerprint, log);
   const quotaEvents = quotaEventWriter(db, fingerprint, log);
   const results = new ResultWriter(db, log, [incidentFold(clock)]);
+  results.rollups.start();
   const pings = new PingIngest({ db, results, clock, log });
   const guard = new NetworkGuard({ allowPrivate: cfg.bool(config, 'security.allow_private_targets') });
   const mailer = new Mailer(cfg.optStr(config, 'mail.smtp_url'), cfg.str(config, 'mail.from'), log);
@@ -140,6 +141,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       await rateLimiter.stop();
       await pings.flush();
       await Promise.all([loginAttempts.flush(), quotaEvents.flush(), results.flush(), deliverer.close()]);
+      results.rollups.stop();
       mailer.close();
       if (!options.db) await db.close();
     },

@@ -1,6 +1,7 @@
 // The history sweep: raw results after the org plan's `raw_days`, hourly rollups moved into daily
 // ones after HOURLY_KEEP_DAYS, daily rollups after `retention_days`, idempotency keys after a day,
 // heartbeat pings after PING_LOG_DAYS and their output (a POST body) after the shorter OUTPUT_DAYS.
+// Only results already folded into the rollups go (rollup-folder.ts).
 // Each monitor-region keeps its newest result older than `raw_days`: its status stands until the
 // next result, so a raw read of a range starting inside `raw_days` needs it (a heartbeat healthy
 // for months has one result, its verdict, and a day's uptime starts from it).
@@ -66,6 +67,8 @@ export async function sweepHistory(db: Db, plans: PlanService, clock: Clock, { b
            SELECT r.id FROM check_results r WHERE r.checked_at < $1 AND r.org_id = ANY($2::uuid[])
               AND EXISTS (SELECT 1 FROM check_results n WHERE n.target_id = r.target_id AND n.region = r.region
                             AND n.checked_at < $1 AND (n.checked_at, n.id) > (r.checked_at, r.id))
+              AND EXISTS (SELECT 1 FROM result_cursors c WHERE c.target_id = r.target_id AND c.region = r.region
+                            AND c.checked_at >= r.checked_at)
             LIMIT ${batch})`,
         [before(rawDays), orgIds]));
     }

@@ -1,5 +1,6 @@
-// Rollups in the store. The result writer folds each batch into the hourly rows (one locking read of
-// the cursors, one upsert of the touched hours, one upsert of the cursors); the history sweep moves
+// Rollups in the store. The rollup folder (rollup-folder.ts) folds each monitor-region's new results
+// into the hourly rows (one locking read of the cursors, one read of the results after them, one
+// upsert of the touched hours, one update of the cursors); the history sweep moves
 // hourly rows past HOURLY_KEEP_DAYS into daily ones (`compactHours`). So a daily read takes the
 // daily rows and the hourly rows of the same range together: every stretch is in exactly one row.
 // Writing one row a result instead of two (hour and day) took about a quarter off the embedded
@@ -23,51 +24,95 @@ export function observationOf(r: Pick<CheckResultRecord, 'status' | 'duration_ms
   };
 }
 
-interface CursorRow { target_id: string; region: string; checked_at: Date; status: ResultStatus; stale_after_ms: number | null }
+interface CursorRow { target_id: string; region: string; checked_at: Date | null; status: ResultStatus | null; stale_after_ms: number | null }
 
-const key = (targetId: string, region: string): string => `${targetId} ${region}`;
+const cursorOf = (c: CursorRow): Cursor | null =>
+  c.checked_at === null ? null : { at: c.checked_at.getTime(), status: c.status!, staleAfterMs: c.stale_after_ms };
 
-/** Folds `records` into the rollups and cursors; call inside the transaction that inserts them. */
-export async function foldIntoRollups(tx: Executor, records: readonly CheckResultRecord[]): Promise<void> {
-  const series = new Map<string, { targetId: string; region: string; observations: Observation[] }>();
-  for (const r of records) {
-    const k = key(r.targetId, r.region);
-    let s = series.get(k);
-    if (!s) series.set(k, s = { targetId: r.targetId, region: r.region, observations: [] });
-    s.observations.push(observationOf(r, r.checkedAt.getTime()));
-  }
-  const ordered = [...series.values()].sort((a, b) => (a.targetId < b.targetId ? -1 : a.targetId > b.targetId ? 1 : a.region < b.region ? -1 : a.region > b.region ? 1 : 0));
+/** A monitor-region: the unit rollups and cursors are kept by. */
+export interface Pair { targetId: string; region: string }
 
-  // Locked in one order, so two nodes writing results of the same monitors wait instead of deadlocking.
-  const stored = await tx.query<CursorRow>(
+export const pairKey = (targetId: string, region: string): string => `${targetId} ${region}`;
+
+/**
+ * Gives each pair a cursor row if it has none (nothing folded yet), in the transaction that writes
+ * its first results: from then on every result not yet folded lies after a cursor, where the
+ * folder and the readers find it. Pairs of a monitor deleted meanwhile are skipped.
+ */
+export async function ensureCursors(tx: Executor, pairs: readonly Pair[]): Promise<void> {
+  if (!pairs.length) return;
+  await tx.query(
+    `INSERT INTO result_cursors (target_id, region)
+     SELECT k.target_id, k.region FROM unnest($1::uuid[], $2::text[]) AS k(target_id, region) JOIN targets t ON t.id = k.target_id
+     ON CONFLICT (target_id, region) DO NOTHING`,
+    [pairs.map((p) => p.targetId), pairs.map((p) => p.region)], { prepared: 'rollup_cursors_ensure' });
+}
+
+/** A result after a cursor; `at` is its checked_at in epoch ms (a number parses far cheaper than a timestamp). */
+interface UnfoldedRow { at: number; status: ResultStatus; duration_ms: number; timings: CheckResultRecord['timings'] | null; stale_after_ms: number | null }
+
+const observationOfRow = (r: UnfoldedRow, region: string): Observation =>
+  observationOf({ status: r.status, duration_ms: r.duration_ms, timings: r.timings ?? undefined, region, staleAfterMs: r.stale_after_ms ?? undefined }, r.at);
+
+/** Joins to each cursor `c` the results after it as `r` (all of a pair with nothing folded; none: nulls). */
+const RESULTS_AFTER_CURSOR = `LEFT JOIN LATERAL (
+    SELECT checked_at, (extract(epoch FROM checked_at) * 1000)::float8 AS at, status, duration_ms, timings, stale_after_ms FROM check_results
+     WHERE target_id = c.target_id AND region = c.region AND (c.checked_at IS NULL OR checked_at > c.checked_at)) r ON true`;
+
+/**
+ * Folds every result after each pair's cursor into the hourly rollups and moves the cursor on, in
+ * the caller's transaction. The cursors are locked first, in one order: two nodes folding the same
+ * pair take turns, and the second finds nothing left after the cursor the first moved.
+ */
+export async function foldPairs(tx: Executor, pairs: readonly Pair[]): Promise<void> {
+  if (!pairs.length) return;
+  const ordered = [...pairs].sort((a, b) => (a.targetId < b.targetId ? -1 : a.targetId > b.targetId ? 1 : a.region < b.region ? -1 : a.region > b.region ? 1 : 0));
+  const locked = await tx.query<CursorRow>(
     `SELECT c.target_id, c.region, c.checked_at, c.status, c.stale_after_ms FROM result_cursors c
        JOIN unnest($1::uuid[], $2::text[]) AS k(target_id, region) ON c.target_id = k.target_id AND c.region = k.region
      ORDER BY c.target_id, c.region FOR UPDATE OF c`,
-    [ordered.map((s) => s.targetId), ordered.map((s) => s.region)], { prepared: 'rollup_cursors_lock' });
-  const cursors = new Map(stored.map((c) => [key(c.target_id, c.region), { at: c.checked_at.getTime(), status: c.status, staleAfterMs: c.stale_after_ms } satisfies Cursor]));
+    [ordered.map((p) => p.targetId), ordered.map((p) => p.region)], { prepared: 'rollup_cursors_lock' });
+  if (!locked.length) return;
+  // Read after the lock, in a statement of its own: it sees every result committed before it.
+  const unfolded = await tx.query<UnfoldedRow & { i: number }>(
+    `SELECT k.i::int AS i, r.at, r.status, r.duration_ms, r.timings, r.stale_after_ms
+       FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS k(target_id, region, i)
+       JOIN result_cursors c ON c.target_id = k.target_id AND c.region = k.region
+       ${RESULTS_AFTER_CURSOR}
+      WHERE r.checked_at IS NOT NULL ORDER BY k.i, r.checked_at`,
+    [locked.map((c) => c.target_id), locked.map((c) => c.region)], { prepared: 'rollup_unfolded_read' });
+  // By the locked cursor's position; a row names it by its (1-based) ordinal rather than its ids.
+  const observations: Observation[][] = locked.map(() => []);
+  for (const row of unfolded) observations[row.i - 1]!.push(observationOfRow(row, locked[row.i - 1]!.region));
 
   const rows: { targetId: string; region: string; start: number; agg: Aggregate }[] = [];
   const moved: { targetId: string; region: string; cursor: Cursor }[] = [];
-  for (const s of ordered) {
-    s.observations.sort((a, b) => a.at - b.at);
-    const before = cursors.get(key(s.targetId, s.region)) ?? null;
+  for (const [i, c] of locked.entries()) {
+    const list = observations[i]!;
+    if (!list.length) continue;
+    const before = cursorOf(c);
     const buckets = new Buckets(HOUR_MS);
-    const after = accumulate(buckets, before, s.observations);
-    for (const [start, agg] of buckets.byStart) rows.push({ targetId: s.targetId, region: s.region, start, agg });
-    if (after && after !== before) moved.push({ targetId: s.targetId, region: s.region, cursor: after });
+    const after = accumulate(buckets, before, list);
+    for (const [start, agg] of buckets.byStart) rows.push({ targetId: c.target_id, region: c.region, start, agg });
+    if (after && after !== before) moved.push({ targetId: c.target_id, region: c.region, cursor: after });
   }
   await upsertRollups(tx, rows);
   if (!moved.length) return;
   await tx.query(
-    `INSERT INTO result_cursors (target_id, region, checked_at, status, stale_after_ms)
-     SELECT k.target_id, k.region, k.checked_at, k.status, k.stale_after_ms
+    `UPDATE result_cursors c SET checked_at = k.checked_at, status = k.status, stale_after_ms = k.stale_after_ms
        FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::text[], $5::bigint[]) AS k(target_id, region, checked_at, status, stale_after_ms)
-       JOIN targets t ON t.id = k.target_id
-     ON CONFLICT (target_id, region) DO UPDATE
-       SET checked_at = excluded.checked_at, status = excluded.status, stale_after_ms = excluded.stale_after_ms
-       WHERE excluded.checked_at > result_cursors.checked_at`,
+      WHERE c.target_id = k.target_id AND c.region = k.region`,
     [moved.map((m) => m.targetId), moved.map((m) => m.region), moved.map((m) => new Date(m.cursor.at).toISOString()),
       moved.map((m) => m.cursor.status), moved.map((m) => m.cursor.staleAfterMs)], { prepared: 'rollup_cursors_save' });
+}
+
+/** Pairs with results not folded yet: what a node that stopped before folding left behind. */
+export async function pairsWithUnfolded(db: Executor): Promise<Pair[]> {
+  const rows = await db.query<{ target_id: string; region: string }>(
+    `SELECT c.target_id, c.region FROM result_cursors c
+      WHERE EXISTS (SELECT 1 FROM check_results r WHERE r.target_id = c.target_id AND r.region = c.region
+                      AND (c.checked_at IS NULL OR r.checked_at > c.checked_at))`);
+  return rows.map((r) => ({ targetId: r.target_id, region: r.region }));
 }
 
 const COUNT_COLUMNS = [
@@ -120,8 +165,8 @@ async function upsertRollups(tx: Executor, rows: readonly { targetId: string; re
 /**
  * Moves up to `batch` hourly rows that start before `before` into their UTC days' rows, in one
  * statement: a row is deleted and added in the same transaction, so it counts once whatever runs
- * beside it (a late result's write waits for the delete, then makes a new hourly row, which the
- * next sweep moves). A monitor deleted meanwhile fails the batch on its foreign key; the next
+ * beside it (a fold writing into an hour being moved waits for the delete, then makes a new
+ * hourly row, which the next sweep moves). A monitor deleted meanwhile fails the batch on its foreign key; the next
  * sweep finds its rows gone. Returns how many hourly rows moved.
  */
 export async function compactHours(db: Executor, before: Date, batch: number): Promise<number> {
@@ -215,13 +260,27 @@ export async function readRawObservations(db: Executor, targetId: string, from: 
   }));
 }
 
-/** Each region's latest result, the start of a stretch no rollup holds yet. */
-export async function readCursors(db: Executor, targetId: string, region?: string): Promise<{ region: string; cursor: Cursor }[]> {
+/**
+ * Each region's latest folded result (null: nothing folded yet) and its results after it: the
+ * stretch no rollup holds yet.
+ */
+export async function readUnfolded(db: Executor, targetId: string, region?: string): Promise<{ region: string; cursor: Cursor | null; observations: Observation[] }[]> {
   const params: unknown[] = [targetId];
   const filter = region === undefined ? '' : ` AND region = $${params.push(region)}`;
-  const rows = await db.query<CursorRow>(
-    `SELECT target_id, region, checked_at, status, stale_after_ms FROM result_cursors WHERE target_id = $1${filter}`, params);
-  return rows.map((c) => ({ region: c.region, cursor: { at: c.checked_at.getTime(), status: c.status, staleAfterMs: c.stale_after_ms } }));
+  // One statement: a cursor and the results after it from one snapshot, whatever a fold commits meanwhile.
+  const rows = await db.query<CursorRow & Omit<UnfoldedRow, 'at' | 'status' | 'stale_after_ms'> & { at: number | null; result_status: ResultStatus; result_stale_after_ms: number | null }>(
+    `SELECT c.target_id, c.region, c.checked_at, c.status, c.stale_after_ms,
+            r.at, r.status AS result_status, r.duration_ms, r.timings, r.stale_after_ms AS result_stale_after_ms
+       FROM (SELECT * FROM result_cursors WHERE target_id = $1${filter}) c
+       ${RESULTS_AFTER_CURSOR}
+      ORDER BY c.region, r.checked_at`, params);
+  const byRegion = new Map<string, { region: string; cursor: Cursor | null; observations: Observation[] }>();
+  for (const row of rows) {
+    let entry = byRegion.get(row.region);
+    if (!entry) byRegion.set(row.region, entry = { region: row.region, cursor: cursorOf(row), observations: [] });
+    if (row.at !== null) entry.observations.push(observationOfRow({ ...row, at: row.at, status: row.result_status, stale_after_ms: row.result_stale_after_ms }, row.region));
+  }
+  return [...byRegion.values()];
 }
 
 /**

@@ -1,15 +1,15 @@
 // Uptime and latency of one monitor over a range. A short recent range is read from raw results
 // (exact edges, fine buckets); a longer one from the hourly rollups, and beyond those from the
 // daily ones (with the hourly rows not yet moved into days), its edges widened to whole buckets.
-// Either way the figures come from one rule (src/results/rollup.ts), and the stretch since each
-// region's latest result is added as it stands.
+// Either way the figures come from one rule (src/results/rollup.ts), and what no rollup holds yet
+// (the results the folder has not reached, and the stretch since the latest) is added as it stands.
 import type { Executor } from '../db/db.js';
 import type { EffectivePlan } from '../plans/service.js';
 import type { Clock } from '../shared/context.js';
 import { getTargetRowInOrg } from '../targets/service.js';
 import { quantile } from './histogram.js';
 import { accumulate, Buckets, chargeDowntime, emptyAggregate, mergeAggregates, PHASES, STATUSES, uptimePct, type Aggregate, type Clip } from './rollup.js';
-import { DAY_MS, HOUR_MS, HOURLY_KEEP_DAYS, readCursors, readDeclaredDowntime, readRawObservations, readRollups, type Granularity } from './rollup-store.js';
+import { DAY_MS, HOUR_MS, HOURLY_KEEP_DAYS, readDeclaredDowntime, readRawObservations, readRollups, readUnfolded, type Granularity } from './rollup-store.js';
 import { NO_PROBE_REGION } from './types.js';
 import { oldestReadable, resultWindow } from './service.js';
 import type { LatencyStatsT, StatsQueryT } from './stats-schema.js';
@@ -68,17 +68,17 @@ async function bucketsByRegion(db: Executor, targetId: string, plan: Plan, now: 
     for (const [r, observations] of grouped) accumulate(bucketsOf(r), null, observations, clip, declared);
     return byRegion;
   }
-  const [rollups, cursors] = await Promise.all([
+  const [rollups, unfolded] = await Promise.all([
     readRollups(db, { targetId, granularity: plan.resolution, from: new Date(plan.from), to: new Date(plan.to), ...(region !== undefined && { region }) }),
-    readCursors(db, targetId, region),
+    readUnfolded(db, targetId, region),
   ]);
   for (const { region: r, start, agg } of rollups) {
     const buckets = bucketsOf(r);
     const at = buckets.startOf(start);
     buckets.byStart.set(at, mergeAggregates(buckets.byStart.get(at) ?? emptyAggregate(), agg));
   }
-  // The stretch since the latest result is in no rollup yet.
-  for (const { region: r, cursor } of cursors) accumulate(bucketsOf(r), cursor, [], clip);
+  // The results after the latest folded one, and the stretch since the latest, are in no rollup yet.
+  for (const { region: r, cursor, observations } of unfolded) accumulate(bucketsOf(r), cursor, observations, clip);
   return byRegion;
 }
 

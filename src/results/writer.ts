@@ -1,32 +1,52 @@
 // The one way results reach the store. Probe results are buffered and written in batches (a probe
 // loop never waits on the store); a result that must exist when a request answers (a manual state
-// set) is written in that request's transaction with `writeNow`.
+// set) is written in that request's transaction with `writeNow`. Rollups follow later
+// (rollup-folder.ts); a batch only gives new monitor-regions their cursor.
 import type { Logger } from 'pino';
 import type { Db, Executor } from '../db/db.js';
 import { BatchWriter } from '../shared/batch-writer.js';
-import { foldIntoRollups } from './rollup-store.js';
+import { RollupFolder } from './rollup-folder.js';
+import { ensureCursors, pairKey, type Pair } from './rollup-store.js';
 import { insertResults } from './store.js';
 import type { CheckResultRecord, ResultSink } from './types.js';
 
-/** What else a batch of results changes, in the transaction that inserts it (rollups, incidents). */
+/** What else a batch of results changes, in the transaction that inserts it (incidents). */
 export type ResultFold = (tx: Executor, records: readonly CheckResultRecord[]) => Promise<void>;
+
+/** Pairs known to have a cursor row, remembered; past this the set starts again. */
+const CURSORED_MAX = 200_000;
 
 export class ResultWriter implements ResultSink {
   private readonly batches: BatchWriter<CheckResultRecord>;
-  private readonly folds: readonly ResultFold[];
+  readonly rollups: RollupFolder;
+  /** Pairs this node knows have a cursor row (rows go only with their monitor). */
+  private readonly cursored = new Set<string>();
 
-  /** `folds` run after the rollups, in order; each locks its per-monitor rows in id order. */
-  constructor(db: Db, log: Logger, folds: readonly ResultFold[] = []) {
-    this.folds = [foldIntoRollups, ...folds];
+  /** `folds` run in order; each locks its per-monitor rows in id order. */
+  constructor(db: Db, log: Logger, private readonly folds: readonly ResultFold[] = []) {
+    this.rollups = new RollupFolder(db, log);
     this.batches = new BatchWriter({
       name: 'check results', log, maxDelayMs: 250, maxBatch: 500, maxQueued: 100_000,
-      write: (rows) => db.transaction((tx) => this.write(tx, rows)),
+      write: async (rows) => {
+        const fresh = await db.transaction((tx) => this.write(tx, rows));
+        this.remember(fresh);
+        this.rollups.mark(pairsOf(rows).values());
+      },
     });
   }
 
-  private async write(tx: Executor, records: readonly CheckResultRecord[]): Promise<void> {
+  /** Inserts and folds; returns the pairs given a cursor row (known once this transaction commits). */
+  private async write(tx: Executor, records: readonly CheckResultRecord[]): Promise<Pair[]> {
     await insertResults(tx, records);
+    const fresh = [...pairsOf(records)].filter(([k]) => !this.cursored.has(k)).map(([, p]) => p);
+    await ensureCursors(tx, fresh);
     for (const fold of this.folds) await fold(tx, records);
+    return fresh;
+  }
+
+  private remember(pairs: readonly Pair[]): void {
+    if (this.cursored.size + pairs.length > CURSORED_MAX) this.cursored.clear();
+    for (const p of pairs) this.cursored.add(pairKey(p.targetId, p.region));
   }
 
   /** Results pushed and not yet committed. */
@@ -40,11 +60,24 @@ export class ResultWriter implements ResultSink {
 
   /** Writes `results` through `tx` (a transaction) now, so they commit with the change that caused them. */
   async writeNow(tx: Executor, ...results: CheckResultRecord[]): Promise<void> {
-    if (results.length) await this.write(tx, results);
+    if (!results.length) return;
+    await this.write(tx, results);
+    // Not remembered as cursored: the caller's transaction may yet roll back.
+    this.rollups.mark(pairsOf(results).values());
   }
 
-  /** Resolves when every result pushed so far is written. */
-  flush(): Promise<void> {
-    return this.batches.flush();
+  /** Resolves when every result pushed so far is written and folded into the rollups. */
+  async flush(): Promise<void> {
+    await this.batches.flush();
+    await this.rollups.flush();
   }
+}
+
+function pairsOf(records: readonly CheckResultRecord[]): Map<string, Pair> {
+  const pairs = new Map<string, Pair>();
+  for (const r of records) {
+    const k = pairKey(r.targetId, r.region);
+    if (!pairs.has(k)) pairs.set(k, { targetId: r.targetId, region: r.region });
+  }
+  return pairs;
 }
