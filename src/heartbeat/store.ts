@@ -147,8 +147,8 @@ const TIMING = {
   max_runtime: "(t.check_spec->>'max_runtime')::bigint::float8",
 };
 /**
- * Whether a heartbeat has replaced URLs in their 24 hours: the predicate of the index on them
- * (migration 0028), which a lookup must repeat for the planner to use it.
+ * Whether a heartbeat keeps URLs replaced before its previous one (`retired_token_hashes`): the
+ * predicate of the index on them (migration 0028), which a lookup must repeat for the planner to use it.
  */
 export const HAS_RETIRED_SQL = 'cardinality(retired_token_hashes) > 0';
 

@@ -35,7 +35,7 @@ export class ResultWriter implements ResultSink {
     });
   }
 
-  /** Inserts and folds; returns the pairs given a cursor row (known once this transaction commits). */
+  /** Inserts, gives new pairs their cursor row, runs the folds; returns those pairs (cursored once this commits). */
   private async write(tx: Executor, records: readonly CheckResultRecord[]): Promise<Pair[]> {
     await insertResults(tx, records);
     const fresh = [...pairsOf(records)].filter(([k]) => !this.cursored.has(k)).map(([, p]) => p);
