@@ -28,7 +28,7 @@ const { values: flags } = parseArgs({
   options: {
     monitors: { type: 'string', default: '1000,10000' },
     seconds: { type: 'string', default: '60' },
-    warmup: { type: 'string', default: '20' },
+    warmup: { type: 'string', default: '90' },
     store: { type: 'string', default: 'pglite,postgres' },
     nodes: { type: 'string', default: '1' },
     'lease-ttl': { type: 'string' },
@@ -47,7 +47,8 @@ if (flags.help) {
   process.stdout.write(`npm run bench:checks -- [options]
   --monitors 1000,10000  monitor counts to run, each on every store
   --seconds 60           measured window per run
-  --warmup 20            seconds between the engine's start (or the 2-node lease split) and the window
+  --warmup 90            seconds between the engine's start (or the 2-node lease split) and the window: past the
+                         rollup folder's first minute, so the window holds its steady pace
   --store pglite,postgres  stores; PostgreSQL only when DATABASE_URL is set (a scratch database is created on it and dropped)
   --nodes 1|2            2: two engines on one PostgreSQL database, then one killed -9
   --lease-ttl MS         the engine's lease TTL (default: the engine's own, 15000)

@@ -47,7 +47,16 @@ export class RollupFolder {
         this.log.error({ err }, 'reading unfolded results failed; their pairs fold with their next results');
       }
     });
-    this.timer ??= setInterval(() => void this.fold(performance.now() - this.foldAfterMs), TICK_MS).unref();
+    // Each tick folds at most the share of the dirty pairs that keeps pace with FOLD_AFTER_MS: pairs
+    // that all became dirty at once (a start, a burst) are folded over a minute, not in one second.
+    // A tick finds the one before it done, or skips: a slow store does not pile up ticks.
+    let ticking = false;
+    this.timer ??= setInterval(() => {
+      if (ticking) return;
+      ticking = true;
+      const pace = Math.max(CHUNK, Math.ceil((this.dirty.size * TICK_MS) / this.foldAfterMs));
+      void this.fold(performance.now() - this.foldAfterMs, pace).finally(() => { ticking = false; });
+    }, TICK_MS).unref();
   }
 
   stop(): void {
@@ -57,20 +66,21 @@ export class RollupFolder {
 
   /** Folds every dirty pair now; resolves when done. */
   flush(): Promise<void> {
-    return this.fold(Infinity);
+    return this.fold(Infinity, Infinity);
   }
 
-  /** Folds the pairs dirty since before `dirtyBefore`, one fold at a time. */
-  private fold(dirtyBefore: number): Promise<void> {
+  /** Folds up to `most` of the pairs dirty since before `dirtyBefore`, one fold at a time. */
+  private fold(dirtyBefore: number, most: number): Promise<void> {
     this.running = this.running.then(async () => {
-      for (;;) {
+      for (let left = most; left > 0;) {
         const chunk: Pair[] = [];
         for (const [k, p] of this.dirty) {
-          if (p.since > dirtyBefore || chunk.length >= CHUNK) break;
+          if (p.since > dirtyBefore || chunk.length >= Math.min(CHUNK, left)) break;
           chunk.push(p);
           this.dirty.delete(k);
         }
         if (!chunk.length) return;
+        left -= chunk.length;
         // A turn of the event loop between chunks: the embedded store's statements resolve without
         // one, and a backlog of chunks would hold timers (the scheduler's) for all of them.
         await new Promise((resolve) => setImmediate(resolve));
