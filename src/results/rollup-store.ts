@@ -66,12 +66,12 @@ const RESULTS_AFTER_CURSOR = `LEFT JOIN LATERAL (
  */
 export async function foldPairs(tx: Executor, pairs: readonly Pair[]): Promise<void> {
   if (!pairs.length) return;
-  const ordered = [...pairs].sort((a, b) => (a.targetId < b.targetId ? -1 : a.targetId > b.targetId ? 1 : a.region < b.region ? -1 : a.region > b.region ? 1 : 0));
+  // Locked as the statement sorts them: one order for every node.
   const locked = await tx.query<CursorRow>(
     `SELECT c.target_id, c.region, c.checked_at, c.status, c.stale_after_ms FROM result_cursors c
        JOIN unnest($1::uuid[], $2::text[]) AS k(target_id, region) ON c.target_id = k.target_id AND c.region = k.region
      ORDER BY c.target_id, c.region FOR UPDATE OF c`,
-    [ordered.map((p) => p.targetId), ordered.map((p) => p.region)], { prepared: 'rollup_cursors_lock' });
+    [pairs.map((p) => p.targetId), pairs.map((p) => p.region)], { prepared: 'rollup_cursors_lock' });
   if (!locked.length) return;
   // Read after the lock, in a statement of its own: it sees every result committed before it.
   const unfolded = await tx.query<UnfoldedRow & { i: number }>(
@@ -278,7 +278,9 @@ export async function readUnfolded(db: Executor, targetId: string, region?: stri
   for (const row of rows) {
     let entry = byRegion.get(row.region);
     if (!entry) byRegion.set(row.region, entry = { region: row.region, cursor: cursorOf(row), observations: [] });
-    if (row.at !== null) entry.observations.push(observationOfRow({ ...row, at: row.at, status: row.result_status, stale_after_ms: row.result_stale_after_ms }, row.region));
+    if (row.at === null) continue;
+    const result = { at: row.at, status: row.result_status, duration_ms: row.duration_ms, timings: row.timings, stale_after_ms: row.result_stale_after_ms };
+    entry.observations.push(observationOfRow(result, row.region));
   }
   return [...byRegion.values()];
 }

@@ -28,20 +28,24 @@ export class ResultWriter implements ResultSink {
     this.batches = new BatchWriter({
       name: 'check results', log, maxDelayMs: 250, maxBatch: 500, maxQueued: 100_000,
       write: async (rows) => {
-        const fresh = await db.transaction((tx) => this.write(tx, rows));
+        const { pairs, fresh } = await db.transaction((tx) => this.write(tx, rows));
         this.remember(fresh);
-        this.rollups.mark(pairsOf(rows).values());
+        this.rollups.mark(pairs);
       },
     });
   }
 
-  /** Inserts, gives new pairs their cursor row, runs the folds; returns those pairs (cursored once this commits). */
-  private async write(tx: Executor, records: readonly CheckResultRecord[]): Promise<Pair[]> {
+  /**
+   * Inserts, gives new pairs their cursor row, runs the folds; returns the records' pairs and those
+   * given a cursor row (cursored once this commits).
+   */
+  private async write(tx: Executor, records: readonly CheckResultRecord[]): Promise<{ pairs: Pair[]; fresh: Pair[] }> {
     await insertResults(tx, records);
-    const fresh = [...pairsOf(records)].filter(([k]) => !this.cursored.has(k)).map(([, p]) => p);
+    const byKey = pairsOf(records);
+    const fresh = [...byKey].filter(([k]) => !this.cursored.has(k)).map(([, p]) => p);
     await ensureCursors(tx, fresh);
     for (const fold of this.folds) await fold(tx, records);
-    return fresh;
+    return { pairs: [...byKey.values()], fresh };
   }
 
   private remember(pairs: readonly Pair[]): void {
@@ -61,9 +65,9 @@ export class ResultWriter implements ResultSink {
   /** Writes `results` through `tx` (a transaction) now, so they commit with the change that caused them. */
   async writeNow(tx: Executor, ...results: CheckResultRecord[]): Promise<void> {
     if (!results.length) return;
-    await this.write(tx, results);
+    const { pairs } = await this.write(tx, results);
     // Not remembered as cursored: the caller's transaction may yet roll back.
-    this.rollups.mark(pairsOf(results).values());
+    this.rollups.mark(pairs);
   }
 
   /** Resolves when every result pushed so far is written and folded into the rollups. */
