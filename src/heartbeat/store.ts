@@ -166,6 +166,10 @@ const JUDGED_FROM: ReadonlyArray<Column<JudgedFrom>> = [
   ['target_id', 'uuid', (j) => j.targetId], ['version', 'xid', (j) => j.version],
   ...JUDGED.map(([name, type, value]): Column<JudgedFrom> => [name, type, (j) => value(j.now)]),
 ];
+/** What both compare-and-set statements answer: the saved rows' version, and the heartbeats not saved. */
+const SAVED_AND_LOST_SQL = `SELECT (SELECT xmin::text FROM saved LIMIT 1) AS version,
+    array(SELECT target_id FROM s WHERE target_id NOT IN (SELECT target_id FROM saved)) AS lost`;
+
 const SAVE_IF_UNCHANGED_SQL = `WITH s AS (SELECT * FROM ${unnestOf(JUDGED_FROM, 's')}),
   saved AS (
     UPDATE heartbeats h SET ${setJudged('s')} FROM s WHERE h.target_id = s.target_id AND h.xmin = s.version
@@ -174,8 +178,7 @@ const SAVE_IF_UNCHANGED_SQL = `WITH s AS (SELECT * FROM ${unnestOf(JUDGED_FROM, 
     INSERT INTO heartbeat_pings (${PINGS.map(([name]) => name).join(', ')})
     SELECT ${PINGS.map((column) => valueOf('p', column)).join(', ')} FROM ${unnestOf(PINGS, 'p', JUDGED_FROM.length + 1)}
      WHERE p.target_id IN (SELECT target_id FROM saved))
-  SELECT (SELECT xmin::text FROM saved LIMIT 1) AS version,
-    array(SELECT target_id FROM s WHERE target_id NOT IN (SELECT target_id FROM saved)) AS lost`;
+  ${SAVED_AND_LOST_SQL}`;
 
 /**
  * Compare-and-set: saves each new state, and the pings judged into it, only where the heartbeat row
@@ -188,6 +191,48 @@ const SAVE_IF_UNCHANGED_SQL = `WITH s AS (SELECT * FROM ${unnestOf(JUDGED_FROM, 
 export async function saveIfUnchanged(db: Executor, judged: readonly JudgedFrom[], pings: readonly PingRow[]): Promise<{ version: string | null; lost: Set<string> }> {
   const [row] = await db.query<{ version: string | null; lost: string[] }>(
     SAVE_IF_UNCHANGED_SQL, [...arraysOf(JUDGED_FROM, judged), ...arraysOf(PINGS, pings)], { prepared: 'heartbeat_save_if_unchanged' });
+  return { version: row!.version, lost: new Set(row!.lost) };
+}
+
+/**
+ * Whether a judged heartbeat is a routine success, which `saveRoutine` can save: every ping counted,
+ * a success closing no run, and the state moved only by the success's time (last ping, last success
+ * and the silence clock's start, all one time), its deadline, exit code and the rest unchanged.
+ */
+export function isRoutine(judged: JudgedFrom, saved: StateChange, pings: readonly PingRow[]): boolean {
+  const { state, dueAt, lastFailPingId, previousLastUsedAt } = judged.now;
+  const at = state.lastPingAt;
+  return pings.every((p) => p.signal === 'success' && p.counted && p.runMs === null)
+    && at !== null && state.lastSuccessAt === at && state.windowFrom === at
+    && state.status === saved.state.status && state.firstPingAt === saved.state.firstPingAt && state.lastStartAt === saved.state.lastStartAt
+    && state.runStartedAt === saved.state.runStartedAt && state.lastFailAt === saved.state.lastFailAt && state.lastExitCode === saved.state.lastExitCode
+    && dueAt === saved.dueAt && lastFailPingId === saved.lastFailPingId && previousLastUsedAt === saved.previousLastUsedAt;
+}
+
+const ROUTINE: ReadonlyArray<Column<JudgedFrom>> = [
+  ['target_id', 'uuid', (j) => j.targetId], ['version', 'xid', (j) => j.version], ['at', 'ms', (j) => j.now.state.lastPingAt],
+];
+const ROUTINE_PINGS: ReadonlyArray<Column<PingRow>> = [
+  ['id', 'uuid', (p) => p.id], ['target_id', 'uuid', (p) => p.targetId], ['received_at', 'ms', (p) => p.at], ['exit_code', 'smallint', (p) => p.exitCode],
+];
+const SAVE_ROUTINE_SQL = `WITH s AS (SELECT target_id, version, ${valueOf('s', ROUTINE[2]!)} AS at FROM ${unnestOf(ROUTINE, 's')}),
+  saved AS (
+    UPDATE heartbeats h SET last_ping_at = s.at, last_success_at = s.at, window_from = s.at
+      FROM s WHERE h.target_id = s.target_id AND h.xmin = s.version
+    RETURNING h.target_id, h.xmin),
+  logged AS (
+    INSERT INTO heartbeat_pings (${ROUTINE_PINGS.map(([name]) => name).join(', ')}, signal, counted)
+    SELECT ${ROUTINE_PINGS.map((column) => valueOf('p', column)).join(', ')}, 'success', true FROM ${unnestOf(ROUTINE_PINGS, 'p', ROUTINE.length + 1)}
+     WHERE p.target_id IN (SELECT target_id FROM saved))
+  ${SAVED_AND_LOST_SQL}`;
+
+/**
+ * `saveIfUnchanged` for routine successes only (`isRoutine`), the common ping: it sends and sets the
+ * one time that moved instead of every column of the state, which on PGlite costs a quarter less.
+ */
+export async function saveRoutine(db: Executor, judged: readonly JudgedFrom[], pings: readonly PingRow[]): Promise<{ version: string | null; lost: Set<string> }> {
+  const [row] = await db.query<{ version: string | null; lost: string[] }>(
+    SAVE_ROUTINE_SQL, [...arraysOf(ROUTINE, judged), ...arraysOf(ROUTINE_PINGS, pings)], { prepared: 'heartbeat_save_routine' });
   return { version: row!.version, lost: new Set(row!.lost) };
 }
 

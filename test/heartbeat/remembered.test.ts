@@ -1,5 +1,6 @@
-// The ingest's remembered heartbeats (ingest.ts, store.ts `saveIfUnchanged`): a routine ping on a
-// heartbeat this node committed last is judged from memory and saved by compare-and-set; any write
+// The ingest's remembered heartbeats (ingest.ts, store.ts `saveIfUnchanged`, `saveRoutine`): a ping
+// on a heartbeat this node committed last is judged from memory and saved by compare-and-set (a
+// narrower statement for a batch of routine successes alone); any write
 // since (another node's ping, the sweep, and through migration 0026's triggers a pause, hold, timing
 // change or org deletion made behind the heartbeat's back) sends the ping to the locked path, which
 // judges it from the stored row.
@@ -42,22 +43,60 @@ describe('heartbeat ingest: remembered state', () => {
   const committed = () => ({ ...t.services.pings.committedBy });
   const results = async (id: string) => (await t.services.db.query<{ status: string }>(
     'SELECT status FROM check_results WHERE target_id = $1 ORDER BY checked_at, id', [id])).map((r) => r.status);
-  const stored = async (id: string) => (await t.services.db.query<{ status: string; last_ping_at: Date; window_from: Date; due_at: Date | null }>(
-    'SELECT status, last_ping_at, window_from, due_at FROM heartbeats WHERE target_id = $1', [id]))[0]!;
+  const stored = async (id: string) => (await t.services.db.query<{
+    status: string; last_ping_at: Date; last_success_at: Date; window_from: Date; due_at: Date | null; run_started_at: Date | null; last_exit_code: number | null;
+  }>('SELECT status, last_ping_at, last_success_at, window_from, due_at, run_started_at, last_exit_code FROM heartbeats WHERE target_id = $1', [id]))[0]!;
+  const pingLog = async (id: string) => (await t.services.db.query<{ signal: string; exit_code: number | null; run_ms: number | null }>(
+    'SELECT signal, exit_code, run_ms FROM heartbeat_pings WHERE target_id = $1 ORDER BY received_at', [id])).map((r) => [r.signal, r.exit_code, r.run_ms]);
   const logged = async (id: string) => (await t.services.db.query<{ counted: boolean }>(
     'SELECT counted FROM heartbeat_pings WHERE target_id = $1 ORDER BY received_at', [id])).map((r) => r.counted);
 
-  it('a routine ping on a heartbeat this node committed takes the compare-and-set, and is stored', async () => {
+  it('a routine ping on a heartbeat this node committed takes the routine compare-and-set, and is stored', async () => {
     const hb = await heartbeat();
     const before = committed();
     await ping(hb.path);
     assert.equal(committed().lock, before.lock + 1, 'the first ping (pending to up) is judged under the lock');
+    const first = await stored(hb.id);
     await ping(hb.path);
     await ping(hb.path);
-    assert.equal(committed().compareAndSet, before.compareAndSet + 2);
+    assert.deepEqual(committed(), { ...before, lock: before.lock + 1, routine: before.routine + 2 });
     const [last] = await t.services.db.query<{ at: Date }>('SELECT max(received_at) AS at FROM heartbeat_pings WHERE target_id = $1', [hb.id]);
-    assert.equal((await stored(hb.id)).last_ping_at.getTime(), last!.at.getTime());
+    const now = await stored(hb.id);
+    assert.equal(now.last_ping_at.getTime(), last!.at.getTime());
+    assert.equal(now.last_success_at.getTime(), last!.at.getTime());
+    assert.equal(now.window_from.getTime(), last!.at.getTime(), 'the silence clock restarts at the last success');
+    assert.equal(now.due_at!.getTime(), first.due_at!.getTime(), 'the deadline is kept (early) for the sweep to move on');
     assert.deepEqual(await logged(hb.id), [true, true, true]);
+    assert.deepEqual(await pingLog(hb.id), [['success', null, null], ['success', null, null], ['success', null, null]]);
+    assert.deepEqual(await results(hb.id), ['up']);
+  });
+
+  it('a run and a new exit code on a remembered heartbeat take the full compare-and-set, each stored', async () => {
+    const hb = await heartbeat();
+    await ping(hb.path);
+    await ping(hb.path);
+    let before = committed();
+    await ping(`${hb.path}/0`);
+    assert.deepEqual(committed(), { ...before, compareAndSet: before.compareAndSet + 1 }, 'a success with a new exit code');
+    assert.equal((await stored(hb.id)).last_exit_code, 0);
+    before = committed();
+    await ping(`${hb.path}/start`);
+    const started = await stored(hb.id);
+    assert.equal(started.run_started_at!.getTime(), started.last_ping_at.getTime());
+    await ping(`${hb.path}/0`);
+    assert.deepEqual(committed(), { ...before, compareAndSet: before.compareAndSet + 2 }, 'a start, and the success that ends its run');
+    const finished = await stored(hb.id);
+    assert.equal(finished.run_started_at, null);
+    assert.equal(finished.last_exit_code, 0);
+    assert.equal(finished.last_success_at.getTime(), finished.last_ping_at.getTime());
+    before = committed();
+    await ping(`${hb.path}/0`);
+    assert.deepEqual(committed(), { ...before, routine: before.routine + 1 }, 'the same exit code again is routine');
+    assert.equal((await stored(hb.id)).last_exit_code, 0);
+    const [start, end, again] = (await pingLog(hb.id)).slice(3);
+    assert.deepEqual([start, again], [['start', null, null], ['success', 0, null]]);
+    assert.deepEqual(end!.slice(0, 2), ['success', 0]);
+    assert.ok(Number(end![2]) >= 1_000, `the run lasted from the start to the finish: ${end![2]} ms`);
     assert.deepEqual(await results(hb.id), ['up']);
   });
 
@@ -70,7 +109,7 @@ describe('heartbeat ingest: remembered state', () => {
     assert.equal((await stored(hb.id)).status, 'down');
     const before = committed();
     await ping(hb.path);
-    assert.deepEqual(committed(), { compareAndSet: before.compareAndSet, lock: before.lock + 1 });
+    assert.deepEqual(committed(), { ...before, lock: before.lock + 1 });
     assert.equal((await stored(hb.id)).status, 'up');
     assert.deepEqual(await results(hb.id), ['up', 'down', 'up']);
   });
@@ -129,7 +168,7 @@ describe('heartbeat ingest: remembered state', () => {
     assert.equal((await api('PATCH', `/api/v1/targets/${hb.id}`, { name: 'renamed job', tags: ['nightly'] })).statusCode, 200);
     const before = committed();
     await ping(hb.path);
-    assert.deepEqual(committed(), { ...before, compareAndSet: before.compareAndSet + 1 });
+    assert.deepEqual(committed(), { ...before, routine: before.routine + 1 });
   });
 
   it('a pause and resume through the API are seen, and the resumed heartbeat is judged again', async () => {
