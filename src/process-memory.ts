@@ -1,6 +1,6 @@
-// How a long-running node holds its memory: V8's heap kept near what is live, and the C heap's free
-// pages handed back to the OS. `keepwatch serve` applies both at start (`tuneProcessMemory`), as do
-// the benches' stand-ins for it.
+// How a long-running node holds its memory: V8's heap kept near what is live, WebAssembly compiled
+// on one background task, and the C heap's free pages handed back to the OS. `keepwatch serve`
+// applies all three at start (`tuneProcessMemory`), as do the benches' stand-ins for it.
 import { createRequire } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
 
@@ -12,16 +12,32 @@ import { setFlagsFromString } from 'node:v8';
 // collection, so setting it once the process runs takes effect.
 export const HEAP_GROWING_PERCENT = 30;
 
-/** The flag to set, or null when the process was started with its own (`node --heap-growing-percent=N`). */
-export function heapGrowthFlag(execArgv: readonly string[]): string | null {
-  const own = execArgv.some((arg) => /^--(no-)?heap[-_]growing[-_]percent\b/.test(arg));
-  return own ? null : `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;
+// How many background tasks compile WebAssembly. V8 compiles the embedded store's module (9 MB)
+// once quickly, then its hot functions again, optimised, in the background, by default on many
+// tasks at once, each with compilation memory of its own. For a few seconds after start that is
+// the highest RSS of a node with few monitors: an idle `keepwatch serve` on PGlite peaked at
+// 298-317 MB, and at 277-281 MB with one task, which compiles the same functions one after
+// another; the store opened no slower. Read when a compilation starts: set before the store opens.
+export const WASM_COMPILATION_TASKS = 1;
+
+const TUNED_FLAGS: Readonly<Record<string, number>> = {
+  'heap-growing-percent': HEAP_GROWING_PERCENT,
+  'wasm-num-compilation-tasks': WASM_COMPILATION_TASKS,
+};
+
+/** The V8 flags to set: each tuned one the process was not started with (`node --heap-growing-percent=N`, any spelling). */
+export function v8FlagsToSet(execArgv: readonly string[]): string[] {
+  return Object.entries(TUNED_FLAGS)
+    .filter(([name]) => {
+      const own = new RegExp(`^--(no-)?${name.replaceAll('-', '[-_]')}(=|$)`);
+      return !execArgv.some((arg) => own.test(arg));
+    })
+    .map(([name, value]) => `--${name}=${value}`);
 }
 
-/** Applies the growth limit to this process, unless its command line chose one. */
-export function limitHeapGrowth(execArgv: readonly string[] = process.execArgv): void {
-  const flag = heapGrowthFlag(execArgv);
-  if (flag) setFlagsFromString(flag);
+/** Sets the tuned V8 flags on this process, except those its command line chose. */
+export function setV8Flags(execArgv: readonly string[] = process.execArgv): void {
+  for (const flag of v8FlagsToSet(execArgv)) setFlagsFromString(flag);
 }
 
 // A long-running node hands the C heap's free pages back to the OS every second
@@ -59,8 +75,8 @@ export function trimMallocPeriodically(intervalMs = MALLOC_TRIM_INTERVAL_MS, bin
   return timer.unref();
 }
 
-/** Both, as `keepwatch serve` runs them. */
+/** All three, as `keepwatch serve` runs them, before the store opens. */
 export function tuneProcessMemory(): void {
-  limitHeapGrowth();
+  setV8Flags();
   trimMallocPeriodically();
 }

@@ -1,24 +1,31 @@
-// `keepwatch serve` bounds the heap's growth between full collections unless its command line chose a
-// bound, and hands the C heap's free pages back to the OS every second.
+// `keepwatch serve` bounds the heap's growth between full collections and compiles WebAssembly on
+// one background task, unless its command line chose otherwise, and hands the C heap's free pages
+// back to the OS every second.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { HEAP_GROWING_PERCENT, heapGrowthFlag, limitHeapGrowth, loadMemoryBinding, trimMallocPeriodically } from '../src/process-memory.js';
+import { HEAP_GROWING_PERCENT, loadMemoryBinding, setV8Flags, trimMallocPeriodically, v8FlagsToSet, WASM_COMPILATION_TASKS } from '../src/process-memory.js';
 
-describe('heap growth', () => {
-  it('sets the growth factor when the command line sets none', () => {
-    assert.equal(heapGrowthFlag([]), `--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
-    assert.equal(heapGrowthFlag(['--import', 'tsx', '--max-old-space-size=512']), `--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+const HEAP = `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;
+const WASM = `--wasm-num-compilation-tasks=${WASM_COMPILATION_TASKS}`;
+
+describe('V8 flags', () => {
+  it('sets each tuned flag the command line sets none of', () => {
+    assert.deepEqual(v8FlagsToSet([]), [HEAP, WASM]);
+    assert.deepEqual(v8FlagsToSet(['--import', 'tsx', '--max-old-space-size=512']), [HEAP, WASM]);
   });
 
   it("leaves an operator's own flag alone, in any of V8's spellings", () => {
     for (const own of ['--heap-growing-percent=100', '--heap_growing_percent=5', '--heap-growing-percent', '--no-heap-growing-percent']) {
-      assert.equal(heapGrowthFlag(['--enable-source-maps', own]), null, own);
+      assert.deepEqual(v8FlagsToSet(['--enable-source-maps', own]), [WASM], own);
     }
-    assert.equal(heapGrowthFlag(['--heap-growing-percentile=5']), `--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+    for (const own of ['--wasm-num-compilation-tasks=4', '--wasm_num_compilation_tasks=0']) {
+      assert.deepEqual(v8FlagsToSet([own]), [HEAP], own);
+    }
+    assert.deepEqual(v8FlagsToSet(['--heap-growing-percentile=5']), [HEAP, WASM]);
   });
 
-  it('is accepted by this V8 once the process runs', () => {
-    assert.doesNotThrow(() => limitHeapGrowth([]));
+  it('are accepted by this V8 once the process runs', () => {
+    assert.doesNotThrow(() => setV8Flags([]));
   });
 });
 
