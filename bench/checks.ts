@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { DEFAULT_LEASE_TTL_MS } from '../src/checks/index.js';
+import { SERVE_NODE_FLAGS } from '../src/process-memory.js';
 import { nextSlotMs, phaseMs, shardOf } from '../src/scheduler/slots.js';
 import { compileTree, type CompiledTree } from './checks-build.js';
 import { summariseProfile } from './checks-profile.js';
@@ -443,7 +444,7 @@ async function engineRun(store: string, monitors: number, target: Child, targetP
 
     // The engine runs with Node's defaults, as `keepwatch serve` does.
     const startEngine = async (name: string, options: NodeOptions) => {
-      const child = new Child(name, './checks-node.ts', ['engine', JSON.stringify(options)], ['--expose-gc']);
+      const child = new Child(name, './checks-node.ts', ['engine', JSON.stringify(options)], [...SERVE_NODE_FLAGS, '--expose-gc']);
       liveChildren.add(child);
       engines.push(child);
       await child.first();

@@ -32,11 +32,12 @@ const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 /** Every child still running, for a SIGINT or a failure to kill. */
 export const live = new Set<ChildProcess>();
 
-export function startProcess(script: string, args: string[]): ChildProcess {
+/** `nodeFlags`: node's own command-line flags for the process (`SERVE_NODE_FLAGS` for a Keepwatch server). */
+export function startProcess(script: string, args: string[], nodeFlags: readonly string[] = []): ChildProcess {
   const stdio: ['ignore', 'inherit', 'pipe', 'ipc'] = ['ignore', 'inherit', 'pipe', 'ipc'];
   const child = compiled
-    ? fork(join(compiled.benchDir, script.replace(/\.ts$/, '.js')), args, { stdio })
-    : fork(here(script), args, { execArgv: ['--import', 'tsx'], stdio });
+    ? fork(join(compiled.benchDir, script.replace(/\.ts$/, '.js')), args, { execArgv: [...nodeFlags], stdio })
+    : fork(here(script), args, { execArgv: ['--import', 'tsx', ...nodeFlags], stdio });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });
   child.once('exit', (code, signal) => {

@@ -8,6 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { SERVE_NODE_FLAGS } from '../src/process-memory.js';
 import { randomToken } from '../src/shared/ids.js';
 import { cpuMsOf, machineCpuMs } from './checks-proc.js';
 import { compileProcesses, live, Load, nextMessage, removeCompiledProcesses, startProcess } from './pings-procs.js';
@@ -189,7 +190,7 @@ async function benchBare(store: string, when: string): Promise<Row> {
 }
 
 async function benchKeepwatch(store: string, db: Scratch | null): Promise<{ row: Row; durability: Durability; errorSamples: string[] }> {
-  const server = startProcess('./pings-server.ts', ['keepwatch', db?.url ?? '', String(MONITORS + 100)]);
+  const server = startProcess('./pings-server.ts', ['keepwatch', db?.url ?? '', String(MONITORS + 100)], SERVE_NODE_FLAGS);
   const ready = await nextMessage<ServerReady>(server, 'ready');
   try {
     progress(`${store}: creating ${MONITORS} heartbeat monitors`);

@@ -1,9 +1,13 @@
 // `keepwatch serve` bounds the heap's growth between full collections and compiles WebAssembly on
-// one background task, unless its command line chose otherwise, and hands the C heap's free pages
-// back to the OS every second.
+// one background task, unless its command line chose otherwise, starts node with a small young
+// generation, and hands the C heap's free pages back to the OS every second.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { HEAP_GROWING_PERCENT, loadMemoryBinding, setV8Flags, trimMallocPeriodically, v8FlagsToSet, WASM_COMPILATION_TASKS } from '../src/process-memory.js';
+import {
+  HEAP_GROWING_PERCENT, loadMemoryBinding, SERVE_NODE_FLAGS, setV8Flags, trimMallocPeriodically, v8FlagsToSet, WASM_COMPILATION_TASKS,
+} from '../src/process-memory.js';
 
 const HEAP = `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;
 const WASM = `--wasm-num-compilation-tasks=${WASM_COMPILATION_TASKS}`;
@@ -58,5 +62,21 @@ describe('C heap trim', () => {
   it('does nothing where the addon is missing', () => {
     assert.equal(loadMemoryBinding('../build/Release/no-such-addon.node'), null);
     assert.equal(trimMallocPeriodically(1_000, null), null);
+  });
+});
+
+describe("node's own flags", () => {
+  it('are on the command line of `npm start` and of bin/keepwatch.js, as the list says', () => {
+    const root = new URL('../', import.meta.url);
+    const start = (JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { scripts: Record<string, string> }).scripts.start!;
+    assert.equal(start, `node ${SERVE_NODE_FLAGS.join(' ')} dist/main.js serve`);
+    const shebang = readFileSync(new URL('bin/keepwatch.js', root), 'utf8').split('\n', 1)[0];
+    assert.equal(shebang, `#!/usr/bin/env -S node ${SERVE_NODE_FLAGS.join(' ')}`);
+  });
+
+  it('are accepted by this node', () => {
+    const run = spawnSync(process.execPath, [...SERVE_NODE_FLAGS, '-e', `process.stdout.write(String(require('node:v8').getHeapStatistics().total_heap_size > 0))`], { encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(run.stdout, 'true');
   });
 });
