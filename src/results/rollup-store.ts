@@ -55,9 +55,17 @@ const observationOfRow = (r: UnfoldedRow, region: string): Observation =>
   observationOf({ status: r.status, duration_ms: r.duration_ms, timings: r.timings ?? undefined, region, staleAfterMs: r.stale_after_ms ?? undefined }, r.at);
 
 /** Joins to each cursor `c` the results after it as `r` (all of a pair with nothing folded; none: nulls). */
-const RESULTS_AFTER_CURSOR = `LEFT JOIN LATERAL (
-    SELECT checked_at, (extract(epoch FROM checked_at) * 1000)::float8 AS at, status, duration_ms, timings, stale_after_ms FROM check_results
-     WHERE target_id = c.target_id AND region = c.region AND (c.checked_at IS NULL OR checked_at > c.checked_at)) r ON true`;
+/**
+ * Whether result `r` comes after its pair's cursor `c` (every result, while nothing is folded). A
+ * range on `check_results_by_target`: an `OR` for the empty cursor left only the monitor in the
+ * index condition, and read the pair's whole history to find the minute after its cursor.
+ */
+const afterCursor = (r: string): string => `${r}.checked_at > coalesce(c.checked_at, '-infinity')`;
+
+/** Each cursor `c` joined to the results after it (none: one row of nulls). */
+export const RESULTS_AFTER_CURSOR = `LEFT JOIN LATERAL (
+    SELECT x.checked_at, (extract(epoch FROM x.checked_at) * 1000)::float8 AS at, x.status, x.duration_ms, x.timings, x.stale_after_ms FROM check_results x
+     WHERE x.target_id = c.target_id AND x.region = c.region AND ${afterCursor('x')}) r ON true`;
 
 /**
  * Folds every result after each pair's cursor into the hourly rollups and moves the cursor on, in
@@ -110,8 +118,7 @@ export async function foldPairs(tx: Executor, pairs: readonly Pair[]): Promise<v
 export async function pairsWithUnfolded(db: Executor): Promise<Pair[]> {
   const rows = await db.query<{ target_id: string; region: string }>(
     `SELECT c.target_id, c.region FROM result_cursors c
-      WHERE EXISTS (SELECT 1 FROM check_results r WHERE r.target_id = c.target_id AND r.region = c.region
-                      AND (c.checked_at IS NULL OR r.checked_at > c.checked_at))`);
+      WHERE EXISTS (SELECT 1 FROM check_results r WHERE r.target_id = c.target_id AND r.region = c.region AND ${afterCursor('r')})`);
   return rows.map((r) => ({ targetId: r.target_id, region: r.region }));
 }
 

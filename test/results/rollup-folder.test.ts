@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sweepHistory } from '../../src/results/index.js';
 import { RollupFolder } from '../../src/results/rollup-folder.js';
+import { RESULTS_AFTER_CURSOR } from '../../src/results/rollup-store.js';
 import type { CheckResultRecord } from '../../src/results/types.js';
 import { createTenantWithToken, startTestApp, type TestApp } from '../helpers/app.js';
 import { client, httpTarget, overrideCaps, type Api, type Json } from '../targets/helpers.js';
@@ -78,6 +79,28 @@ describe('rollup folder', () => {
     for (const folder of folders) folder.mark([{ targetId: id, region: 'local' }]);
     await Promise.all(folders.map((folder) => folder.flush()));
     assert.equal(await checksFolded(id), 4);
+  });
+
+  it("reads a pair's results after its cursor without reading the history before it", async () => {
+    const id = await monitor();
+    const t0 = Math.floor((Date.now() - 2 * DAY) / MIN) * MIN;
+    await writeUnfolded(id, Array.from({ length: 60 }, (_, i) => ({ checkedAt: new Date(t0 + i * MIN) })));
+    await t.services.results.rollups.flush();
+    await writeUnfolded(id, [{ checkedAt: new Date(t0 + 60 * MIN) }, { checkedAt: new Date(t0 + 61 * MIN) }]);
+    // The plan the store would choose for a monitor with a long history, forced on this small table.
+    const plan = await t.services.db.transaction(async (tx) => {
+      for (const kind of ['seqscan', 'bitmapscan', 'material', 'hashjoin', 'mergejoin']) await tx.exec(`SET LOCAL enable_${kind} = off`);
+      const [row] = await tx.query<{ 'QUERY PLAN': unknown }>(
+        `EXPLAIN (ANALYZE, FORMAT JSON) SELECT r.at FROM result_cursors c ${RESULTS_AFTER_CURSOR} WHERE c.target_id = '${id}'`);
+      return row!['QUERY PLAN'];
+    });
+    type PlanNode = { 'Relation Name'?: string; 'Actual Rows': number; 'Rows Removed by Filter'?: number; Plans?: PlanNode[] };
+    const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
+    const root = (typeof plan === 'string' ? JSON.parse(plan) : plan) as Array<{ Plan: PlanNode }>;
+    const scans = nodes(root[0]!.Plan).filter((n) => n['Relation Name'] === 'check_results');
+    assert.equal(scans.length, 1);
+    assert.equal(scans[0]!['Actual Rows'], 2);
+    assert.equal(scans[0]!['Rows Removed by Filter'] ?? 0, 0, 'the 60 folded results were not read');
   });
 
   it('the history sweep keeps results past raw_days until they are folded', async () => {
