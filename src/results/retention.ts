@@ -54,6 +54,13 @@ async function orgsByKeep(db: Db, plans: PlanService): Promise<Map<string, { raw
   return groups;
 }
 
+/**
+ * Clears the output of up to `batch` pings received before $1. The pings still holding output are
+ * found through their own index (migration 0030), not among every ping of the period.
+ */
+export const clearOutputsSql = (batch: number): string => `UPDATE heartbeat_pings SET output = NULL WHERE id IN (
+       SELECT id FROM heartbeat_pings WHERE received_at < $1 AND output IS NOT NULL LIMIT ${batch})`;
+
 export async function sweepHistory(db: Db, plans: PlanService, clock: Clock, { batch = BATCH } = {}): Promise<SweepReport> {
   const now = clock.now().getTime();
   const before = (days: number): Date => new Date(now - days * DAY_MS);
@@ -85,9 +92,7 @@ export async function sweepHistory(db: Db, plans: PlanService, clock: Clock, { b
     [new Date(now - IDEMPOTENCY_KEY_TTL_MS)]));
   report.pings = await drain(batch, () => deleted(db,
     `DELETE FROM heartbeat_pings WHERE id IN (SELECT id FROM heartbeat_pings WHERE received_at < $1 LIMIT ${batch})`, [before(PING_LOG_DAYS)]));
-  report.outputs = await drain(batch, () => deleted(db,
-    `UPDATE heartbeat_pings SET output = NULL WHERE id IN (
-       SELECT id FROM heartbeat_pings WHERE received_at < $1 AND output IS NOT NULL LIMIT ${batch})`, [before(OUTPUT_DAYS)]));
+  report.outputs = await drain(batch, () => deleted(db, clearOutputsSql(batch), [before(OUTPUT_DAYS)]));
   return report;
 }
 
