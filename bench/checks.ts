@@ -442,7 +442,7 @@ async function engineRun(store: string, monitors: number, target: Child, targetP
     await seeder.waitExit();
     liveChildren.delete(seeder);
 
-    // The engine runs with Node's defaults, as `keepwatch serve` does.
+    // The engine runs with node's flags as `npm start` and bin/keepwatch.js start `keepwatch serve`.
     const startEngine = async (name: string, options: NodeOptions) => {
       const child = new Child(name, './checks-node.ts', ['engine', JSON.stringify(options)], [...SERVE_NODE_FLAGS, '--expose-gc']);
       liveChildren.add(child);
