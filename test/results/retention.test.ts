@@ -7,6 +7,7 @@ import { sweepHistory } from '../../src/results/index.js';
 import { clearOutputsSql } from '../../src/results/retention.js';
 import { newId } from '../../src/shared/ids.js';
 import { createTenantWithToken, startTestApp, type TestApp } from '../helpers/app.js';
+import { executedPlan } from '../helpers/plan.js';
 import { client, httpTarget, overrideCaps } from '../targets/helpers.js';
 
 const HOUR = 3_600_000;
@@ -135,15 +136,8 @@ describe('history sweep', () => {
        SELECT gen_random_uuid(), $1, to_timestamp(($2::float8 + i * 60000) / 1000), 'success', true, CASE WHEN i = 0 THEN 'kept output' END
          FROM generate_series(0, 199) AS i`, [id, old]);
     // The plan the store would choose over a long log, forced on this small table.
-    const plan = await t.services.db.transaction(async (tx) => {
-      for (const kind of ['seqscan', 'bitmapscan']) await tx.exec(`SET LOCAL enable_${kind} = off`);
-      const [row] = await tx.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${clearOutputsSql(1000)}`, [new Date(Date.now() - 7 * DAY)]);
-      return row!['QUERY PLAN'];
-    });
-    type PlanNode = { 'Node Type': string; 'Relation Name'?: string; 'Actual Rows': number; 'Rows Removed by Filter'?: number; Plans?: PlanNode[] };
-    const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
-    const root = (typeof plan === 'string' ? JSON.parse(plan) : plan) as Array<{ Plan: PlanNode }>;
-    const scans = nodes(root[0]!.Plan).filter((n) => n['Relation Name'] === 'heartbeat_pings' && n['Node Type'].endsWith('Scan'));
+    const plan = await executedPlan(t.services.db, clearOutputsSql(1000), [new Date(Date.now() - 7 * DAY)], ['seqscan', 'bitmapscan']);
+    const scans = plan.filter((n) => n['Relation Name'] === 'heartbeat_pings' && n['Node Type'].endsWith('Scan'));
     assert.ok(scans.length > 0);
     for (const scan of scans) assert.equal(scan['Rows Removed by Filter'] ?? 0, 0, `${scan['Node Type']} read pings without output`);
     const [left] = await t.services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM heartbeat_pings WHERE target_id = $1 AND output IS NOT NULL', [id]);

@@ -8,6 +8,7 @@ import { RollupFolder } from '../../src/results/rollup-folder.js';
 import { RESULTS_AFTER_CURSOR } from '../../src/results/rollup-store.js';
 import type { CheckResultRecord } from '../../src/results/types.js';
 import { createTenantWithToken, startTestApp, type TestApp } from '../helpers/app.js';
+import { executedPlan } from '../helpers/plan.js';
 import { client, httpTarget, overrideCaps, type Api, type Json } from '../targets/helpers.js';
 
 const MIN = 60_000;
@@ -88,16 +89,9 @@ describe('rollup folder', () => {
     await t.services.results.rollups.flush();
     await writeUnfolded(id, [{ checkedAt: new Date(t0 + 60 * MIN) }, { checkedAt: new Date(t0 + 61 * MIN) }]);
     // The plan the store would choose for a monitor with a long history, forced on this small table.
-    const plan = await t.services.db.transaction(async (tx) => {
-      for (const kind of ['seqscan', 'bitmapscan', 'material', 'hashjoin', 'mergejoin']) await tx.exec(`SET LOCAL enable_${kind} = off`);
-      const [row] = await tx.query<{ 'QUERY PLAN': unknown }>(
-        `EXPLAIN (ANALYZE, FORMAT JSON) SELECT r.at FROM result_cursors c ${RESULTS_AFTER_CURSOR} WHERE c.target_id = '${id}'`);
-      return row!['QUERY PLAN'];
-    });
-    type PlanNode = { 'Relation Name'?: string; 'Actual Rows': number; 'Rows Removed by Filter'?: number; Plans?: PlanNode[] };
-    const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
-    const root = (typeof plan === 'string' ? JSON.parse(plan) : plan) as Array<{ Plan: PlanNode }>;
-    const scans = nodes(root[0]!.Plan).filter((n) => n['Relation Name'] === 'check_results');
+    const plan = await executedPlan(t.services.db, `SELECT r.at FROM result_cursors c ${RESULTS_AFTER_CURSOR} WHERE c.target_id = $1`, [id],
+      ['seqscan', 'bitmapscan', 'material', 'hashjoin', 'mergejoin']);
+    const scans = plan.filter((n) => n['Relation Name'] === 'check_results');
     assert.equal(scans.length, 1);
     assert.equal(scans[0]!['Actual Rows'], 2);
     assert.equal(scans[0]!['Rows Removed by Filter'] ?? 0, 0, 'the 60 folded results were not read');
