@@ -166,19 +166,43 @@ const JUDGED_FROM: ReadonlyArray<Column<JudgedFrom>> = [
   ['target_id', 'uuid', (j) => j.targetId], ['version', 'xid', (j) => j.version],
   ...JUDGED.map(([name, type, value]): Column<JudgedFrom> => [name, type, (j) => value(j.now)]),
 ];
-/** What both compare-and-set statements answer: the saved rows' version, and the heartbeats not saved. */
-const SAVED_AND_LOST_SQL = `SELECT (SELECT xmin::text FROM saved LIMIT 1) AS version,
-    array(SELECT target_id FROM s WHERE target_id NOT IN (SELECT target_id FROM saved)) AS lost`;
+/**
+ * A compare-and-set statement: the judged heartbeats as `s` (one row each, `sColumns` selected from
+ * `judged`'s arrays), each updated by `set` only where its row is still at `s.version`, and the pings
+ * of the rows saved logged from `pings`' arrays with `constants` beside them. It answers one row
+ * whatever the batch size (reading results costs, on PGlite most of all): the saved rows' version and
+ * the heartbeats not saved.
+ */
+interface CompareAndSet { name: string; judged: ReadonlyArray<Column<JudgedFrom>>; pings: ReadonlyArray<Column<PingRow>>; sql: string }
 
-const SAVE_IF_UNCHANGED_SQL = `WITH s AS (SELECT * FROM ${unnestOf(JUDGED_FROM, 's')}),
+function compareAndSet(name: string, spec: {
+  judged: ReadonlyArray<Column<JudgedFrom>>; sColumns: string; set: string; pings: ReadonlyArray<Column<PingRow>>; constants?: Readonly<Record<string, string>>;
+}): CompareAndSet {
+  const constants = Object.entries(spec.constants ?? {});
+  const columns = [...spec.pings.map(([column]) => column), ...constants.map(([column]) => column)];
+  const values = [...spec.pings.map((column) => valueOf('p', column)), ...constants.map(([, value]) => value)];
+  return {
+    name, judged: spec.judged, pings: spec.pings,
+    sql: `WITH s AS (SELECT ${spec.sColumns} FROM ${unnestOf(spec.judged, 's')}),
   saved AS (
-    UPDATE heartbeats h SET ${setJudged('s')} FROM s WHERE h.target_id = s.target_id AND h.xmin = s.version
+    UPDATE heartbeats h SET ${spec.set} FROM s WHERE h.target_id = s.target_id AND h.xmin = s.version
     RETURNING h.target_id, h.xmin),
   logged AS (
-    INSERT INTO heartbeat_pings (${PINGS.map(([name]) => name).join(', ')})
-    SELECT ${PINGS.map((column) => valueOf('p', column)).join(', ')} FROM ${unnestOf(PINGS, 'p', JUDGED_FROM.length + 1)}
+    INSERT INTO heartbeat_pings (${columns.join(', ')})
+    SELECT ${values.join(', ')} FROM ${unnestOf(spec.pings, 'p', spec.judged.length + 1)}
      WHERE p.target_id IN (SELECT target_id FROM saved))
-  ${SAVED_AND_LOST_SQL}`;
+  SELECT (SELECT xmin::text FROM saved LIMIT 1) AS version,
+    array(SELECT target_id FROM s WHERE target_id NOT IN (SELECT target_id FROM saved)) AS lost`,
+  };
+}
+
+async function runCompareAndSet(db: Executor, statement: CompareAndSet, judged: readonly JudgedFrom[], pings: readonly PingRow[]): Promise<{ version: string | null; lost: Set<string> }> {
+  const [row] = await db.query<{ version: string | null; lost: string[] }>(
+    statement.sql, [...arraysOf(statement.judged, judged), ...arraysOf(statement.pings, pings)], { prepared: statement.name });
+  return { version: row!.version, lost: new Set(row!.lost) };
+}
+
+const SAVE_IF_UNCHANGED = compareAndSet('heartbeat_save_if_unchanged', { judged: JUDGED_FROM, sColumns: '*', set: setJudged('s'), pings: PINGS });
 
 /**
  * Compare-and-set: saves each new state, and the pings judged into it, only where the heartbeat row
@@ -186,13 +210,9 @@ const SAVE_IF_UNCHANGED_SQL = `WITH s AS (SELECT * FROM ${unnestOf(JUDGED_FROM, 
  * since gives the row a new `xmin`: the sweep's, a rotation's, another node's, and (migration 0026)
  * any change to how its monitor and org count its pings. Returns the saved rows' new version and the
  * heartbeats not saved (whose pings are not logged, and must be judged again under the row lock).
- * One row comes back whatever the batch size: reading results costs, on PGlite most of all.
  */
-export async function saveIfUnchanged(db: Executor, judged: readonly JudgedFrom[], pings: readonly PingRow[]): Promise<{ version: string | null; lost: Set<string> }> {
-  const [row] = await db.query<{ version: string | null; lost: string[] }>(
-    SAVE_IF_UNCHANGED_SQL, [...arraysOf(JUDGED_FROM, judged), ...arraysOf(PINGS, pings)], { prepared: 'heartbeat_save_if_unchanged' });
-  return { version: row!.version, lost: new Set(row!.lost) };
-}
+export const saveIfUnchanged = (db: Executor, judged: readonly JudgedFrom[], pings: readonly PingRow[]): Promise<{ version: string | null; lost: Set<string> }> =>
+  runCompareAndSet(db, SAVE_IF_UNCHANGED, judged, pings);
 
 /**
  * Whether a judged heartbeat is a routine success, which `saveRoutine` can save: every ping counted,
@@ -209,32 +229,21 @@ export function isRoutine(judged: JudgedFrom, saved: StateChange, pings: readonl
     && dueAt === saved.dueAt && lastFailPingId === saved.lastFailPingId && previousLastUsedAt === saved.previousLastUsedAt;
 }
 
-const ROUTINE: ReadonlyArray<Column<JudgedFrom>> = [
-  ['target_id', 'uuid', (j) => j.targetId], ['version', 'xid', (j) => j.version], ['at', 'ms', (j) => j.now.state.lastPingAt],
-];
-const ROUTINE_PINGS: ReadonlyArray<Column<PingRow>> = [
-  ['id', 'uuid', (p) => p.id], ['target_id', 'uuid', (p) => p.targetId], ['received_at', 'ms', (p) => p.at], ['exit_code', 'smallint', (p) => p.exitCode],
-];
-const SAVE_ROUTINE_SQL = `WITH s AS (SELECT target_id, version, ${valueOf('s', ROUTINE[2]!)} AS at FROM ${unnestOf(ROUTINE, 's')}),
-  saved AS (
-    UPDATE heartbeats h SET last_ping_at = s.at, last_success_at = s.at, window_from = s.at
-      FROM s WHERE h.target_id = s.target_id AND h.xmin = s.version
-    RETURNING h.target_id, h.xmin),
-  logged AS (
-    INSERT INTO heartbeat_pings (${ROUTINE_PINGS.map(([name]) => name).join(', ')}, signal, counted)
-    SELECT ${ROUTINE_PINGS.map((column) => valueOf('p', column)).join(', ')}, 'success', true FROM ${unnestOf(ROUTINE_PINGS, 'p', ROUTINE.length + 1)}
-     WHERE p.target_id IN (SELECT target_id FROM saved))
-  ${SAVED_AND_LOST_SQL}`;
+const ROUTINE_AT: Column<JudgedFrom> = ['at', 'ms', (j) => j.now.state.lastPingAt];
+const SAVE_ROUTINE = compareAndSet('heartbeat_save_routine', {
+  judged: [['target_id', 'uuid', (j) => j.targetId], ['version', 'xid', (j) => j.version], ROUTINE_AT],
+  sColumns: `target_id, version, ${valueOf('s', ROUTINE_AT)} AS at`,
+  set: 'last_ping_at = s.at, last_success_at = s.at, window_from = s.at',
+  pings: [['id', 'uuid', (p) => p.id], ['target_id', 'uuid', (p) => p.targetId], ['received_at', 'ms', (p) => p.at], ['exit_code', 'smallint', (p) => p.exitCode]],
+  constants: { signal: "'success'", counted: 'true' },
+});
 
 /**
  * `saveIfUnchanged` for routine successes only (`isRoutine`), the common ping: it sends and sets the
  * one time that moved instead of every column of the state, which on PGlite costs a quarter less.
  */
-export async function saveRoutine(db: Executor, judged: readonly JudgedFrom[], pings: readonly PingRow[]): Promise<{ version: string | null; lost: Set<string> }> {
-  const [row] = await db.query<{ version: string | null; lost: string[] }>(
-    SAVE_ROUTINE_SQL, [...arraysOf(ROUTINE, judged), ...arraysOf(ROUTINE_PINGS, pings)], { prepared: 'heartbeat_save_routine' });
-  return { version: row!.version, lost: new Set(row!.lost) };
-}
+export const saveRoutine = (db: Executor, judged: readonly JudgedFrom[], pings: readonly PingRow[]): Promise<{ version: string | null; lost: Set<string> }> =>
+  runCompareAndSet(db, SAVE_ROUTINE, judged, pings);
 
 /** Attaches each run's output (a POST body) to its ping. */
 export async function saveOutputs(tx: Executor, outputs: ReadonlyArray<{ pingId: string; output: string }>): Promise<void> {

@@ -54,7 +54,6 @@ interface UnfoldedRow { at: number; status: ResultStatus; duration_ms: number; t
 const observationOfRow = (r: UnfoldedRow, region: string): Observation =>
   observationOf({ status: r.status, duration_ms: r.duration_ms, timings: r.timings ?? undefined, region, staleAfterMs: r.stale_after_ms ?? undefined }, r.at);
 
-/** Joins to each cursor `c` the results after it as `r` (all of a pair with nothing folded; none: nulls). */
 /**
  * Whether result `r` comes after its pair's cursor `c` (every result, while nothing is folded). A
  * range on `check_results_by_target`: an `OR` for the empty cursor left only the monitor in the
