@@ -127,6 +127,20 @@ describe('heartbeat monitors: rotation and cadence', () => {
     assert.equal(await writeSource(), 'iac', 'with no overlap it writes nothing');
   });
 
+  it('DELETE .../previous after the 24 hours ran out writes nothing: no restamp, no audit', async () => {
+    const id = await heartbeat();
+    const old = pathOf(await record(id));
+    assert.equal((await rotate(id, {})).statusCode, 200);
+    assert.equal((await rotate(id, {})).statusCode, 200, 'a second rotation: one previous and one older replaced URL');
+    t.clock.advance(24 * HOUR + MIN);
+    expectError(await ping(old), 404, 'NOT_FOUND');
+    const iac = { 'x-keepwatch-client': 'iac' };
+    assert.equal((await api('DELETE', `/api/v1/targets/${id}/heartbeat/previous`, undefined, iac)).statusCode, 204);
+    assert.equal((await api('GET', `/api/v1/targets/${id}`)).json().write_source, 'api', 'not restamped');
+    const audit = await t.services.db.query(`SELECT 1 FROM audit_log WHERE entity_id = $1 AND action = 'target.heartbeat_previous_revoked'`, [id]);
+    assert.equal(audit.length, 0);
+  });
+
   it('rotation needs a JSON body and takes no other key', async () => {
     const id = await heartbeat();
     expectError(await rotate(id), 415, 'INVALID_CONTENT_TYPE');
