@@ -97,7 +97,7 @@ const liveDatabases = new Set<Scratch>();
 async function scratchDatabase(): Promise<Scratch | null> {
   const target = await postgresTarget();
   if (!target) return null;
-  const admin = new pg.Client({ connectionString: process.env.DATABASE_URL ?? DEFAULT_PG_URL });
+  const admin = new pg.Client({ connectionString: process.env.DATABASE_URL || DEFAULT_PG_URL });
   await admin.connect();
   const scratch: Scratch = {
     url: target.url, name: new URL(target.url).pathname.slice(1), admin,
