@@ -16,7 +16,7 @@ const common = {
   checked_at: Type.String({ format: 'date-time', description: 'When the check started.' }),
   status: Status,
   duration_ms: Type.Integer({ minimum: 0 }),
-  error: nullable(Type.String({ description: 'Why it is not up; tls_cert and domain_expiry put a JSON document here. Null when up.' })),
+  error: nullable(Type.String({ description: 'Why it is not up; null when up. Two kinds differ, as the spec sets: tls_cert puts its JSON document (days_remaining, not_after, subject and issuer common names) here on every judged result, up included, and a string reason on a failed handshake; domain_expiry puts its JSON body here when not up.' })),
   timings: Type.Optional(PhaseTimingsSchema),
 };
 
