@@ -27,7 +27,7 @@ export const ExpectedStatus = discriminated('kind', [
     ...strict, description: 'Inclusive bounds; `min` greater than `max` is 400 `VALIDATION_FAILED` naming `check.expected_status.value.min`.',
   }) }, strict),
   Type.Object({ kind: Type.Literal('one_of'), value: Type.Array(Type.Integer({ minimum: 100, maximum: 599 }), { minItems: 1, maxItems: 50, uniqueItems: true }) }, strict),
-], { description: 'Accepted response statuses, each 100..599; default `{kind: range, value: {min: 200, max: 399}}`. A range whose `min` is greater than its `max` is 400 `VALIDATION_FAILED` naming `check.expected_status.value.min`.' });
+], { description: 'Accepted response statuses, each 100..599; default `{kind: range, value: {min: 200, max: 399}}`. A range whose `min` is greater than its `max` is 400 `VALIDATION_FAILED` naming `check.expected_status.value.min`. A 429 or 503 it accepts (a range included: the default holds neither) is up, not degraded; a redirect is the answer rather than a hop only when `exact` or `one_of` names it (the default range holds every 3xx).' });
 
 export const DEFAULT_EXPECTED_STATUS = { kind: 'range', value: { min: 200, max: 399 } } as const;
 

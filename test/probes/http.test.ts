@@ -115,6 +115,9 @@ describe('http probe', () => {
     assert.deepEqual([unavailable.status, unavailable.error], ['degraded', 'rate-limited 503']);
     const accepted = await httpProbe(check({ url: `${base}/limited`, expected_status: { kind: 'one_of', value: [200, 429] } }), ctxOf());
     assert.deepEqual([accepted.status, accepted.error], ['up', null]);
+    // The default (200..399) never holds them, so any range that does is the customer's own choice.
+    const ranged = await httpProbe(check({ url: `${base}/unavailable`, expected_status: { kind: 'range', value: { min: 200, max: 599 } } }), ctxOf());
+    assert.deepEqual([ranged.status, ranged.error], ['up', null]);
   });
 
   it('follows redirects hop by hop, relative and absolute, and counts them', async () => {
