@@ -53,7 +53,7 @@ describe('targets: SSRF guard and deny-lists at write time', () => {
     assert.equal(row!.n, 6);
   });
 
-  it('POST /targets/test refuses what a create refuses: blocked ranges and deny-lists, before any connection', async () => {
+  it('POST /targets/test refuses what a create refuses: blocked ranges and deny-lists', async () => {
     expectError(await api('POST', '/api/v1/targets/test', { type: 'http', url: 'http://10.0.0.1/' }), 400, 'VALIDATION_FAILED', 'url');
     expectError(await api('POST', '/api/v1/targets/test', { type: 'tcp', host: '169.254.169.254', port: 80 }), 400, 'VALIDATION_FAILED', 'host');
     expectError(await api('POST', '/api/v1/targets/test', { type: 'http', url: 'https://93.184.216.34/wp-admin/' }), 400, 'URL_PATTERN_BLOCKED', 'url');
