@@ -7,6 +7,9 @@ import { DueHeap } from '../../src/scheduler/heap.js';
 import { regionsAtHandOut } from '../../src/targets/regions.js';
 import { effectiveIntervalSecs, nextSlotMs, phaseMs, SHARD_COUNT, shardOf } from '../../src/scheduler/slots.js';
 import { HostThrottle, hostPortOf } from '../../src/scheduler/throttle.js';
+import { toMonitor, type HandOutDeps, type MonitorRow } from '../../src/scheduler/monitors.js';
+import type { PlanService } from '../../src/plans/service.js';
+import type { Sealer } from '../../src/shared/seal.js';
 import type { OperatorRegionT } from '../../src/regions/schema.js';
 
 describe('scheduler: slots', () => {
@@ -65,6 +68,24 @@ describe('scheduler: hand-out', () => {
     assert.deepEqual(regionsAtHandOut(['c', 'a', 'local', 'b'], catalog, 3), ['b', 'local', 'a']);
     assert.deepEqual(regionsAtHandOut(['gone', 'c'], catalog, null), ['c']);
     assert.deepEqual(regionsAtHandOut(['gone'], catalog, 5), [], 'left with only dropped regions: unmonitored');
+  });
+
+  it('a monitor is handed out at its plan\'s floor and region cap; when the plan lookup fails it runs as stored, with a warning', async () => {
+    const row: MonitorRow = {
+      id: newId(), org_id: newId(), account_id: newId(), kind: 'http', check_spec: { type: 'http', url: 'https://example.com/' },
+      interval_secs: 30, regions: ['c', 'a', 'local', 'b'], variable_refs: [], runnable: true, updated_at: new Date(),
+    };
+    const warnings: unknown[] = [];
+    const deps = (forAccount: PlanService['forAccount']): HandOutDeps => ({
+      plans: { forAccount } as PlanService, sealer: {} as Sealer, catalog, log: { warn: (...args: unknown[]) => void warnings.push(args) } as HandOutDeps['log'],
+    });
+    const planned = await toMonitor(row, deps(async () => ({ caps: { min_check_interval_secs: 60, max_regions: 2 } }) as never));
+    assert.deepEqual([planned!.intervalMs, planned!.regions], [60_000, ['b', 'local']]);
+    assert.equal(warnings.length, 0);
+    const stored = await toMonitor(row, deps(async () => { throw new Error('plans unavailable'); }));
+    assert.deepEqual([stored!.intervalMs, stored!.regions], [30_000, ['b', 'local', 'a', 'c']], 'the stored interval, every enabled stored region');
+    assert.equal(warnings.length, 1);
+    assert.match(JSON.stringify(warnings[0]), /plan lookup failed/);
   });
 
   it('the throttle keys on host and port, and holds the cap', () => {
