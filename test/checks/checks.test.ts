@@ -192,6 +192,9 @@ describe('test, check-now and results', () => {
     assert.equal(all.results[1].status_code, 200, 'kind fields at the top level');
     const page = (await api('GET', `${url}?limit=2&offset=1`)).json() as Json;
     assert.deepEqual([page.total, page.limit, page.offset, page.results.map((r: Json) => r.region)], [5, 2, 1, ['eu', 'local']]);
+    assert.deepEqual([all.limit, all.offset], [50, 0], 'a list\'s default page');
+    assert.equal(((await api('GET', `${url}?limit=1000`)).json() as Json).limit, 1000);
+    for (const bad of ['limit=0', 'limit=1001', 'offset=-1']) expectError(await api('GET', `${url}?${bad}`), 400, 'VALIDATION_FAILED', bad.split('=')[0]);
     assert.equal(((await api('GET', `${url}?region=eu`)).json() as Json).total, 1);
     const window = (await api('GET', `${url}?from=${at(11).toISOString()}&to=${at(0, 2).toISOString()}`)).json() as Json;
     assert.deepEqual(window.results.map((r: Json) => r.checked_at), [at(0, 2), at(0, 3), at(10)].map((d) => d.toISOString()));
