@@ -116,13 +116,12 @@ function stillWorking(row: HeartbeatRow, now: Date): Array<{ hash: string; expir
 export async function revokePreviousUrl(ctx: HeartbeatCtx, id: string): Promise<void> {
   await ctx.db.transaction(async (tx) => {
     await heartbeatTarget(tx, ctx.org.id, id, 'update');
-    const [ended] = await tx.query<{ live: boolean }>(
-      `UPDATE heartbeats h SET previous_token_hash = NULL, previous_expires_at = NULL, previous_last_used_at = NULL,
+    const current = await heartbeatRow(tx, id, 'update');
+    await tx.query(
+      `UPDATE heartbeats SET previous_token_hash = NULL, previous_expires_at = NULL, previous_last_used_at = NULL,
          retired_token_hashes = '{}', retired_expires_at = '{}'
-        FROM (SELECT previous_expires_at, retired_expires_at FROM heartbeats WHERE target_id = $1 FOR UPDATE) old
-        WHERE h.target_id = $1 AND (h.previous_token_hash IS NOT NULL OR cardinality(h.retired_token_hashes) > 0)
-        RETURNING coalesce(old.previous_expires_at > $2, false) OR $2 < ANY(old.retired_expires_at) AS live`, [id, ctx.clock.now()]);
-    if (ended?.live) {
+        WHERE target_id = $1 AND (previous_token_hash IS NOT NULL OR cardinality(retired_token_hashes) > 0)`, [id]);
+    if (stillWorking(current, ctx.clock.now()).length > 0) {
       await stampTargetWrite(tx, ctx.org.id, id, ctx.writeSource);
       await writeAudit(tx, ctx.actor, {
         action: 'target.heartbeat_previous_revoked', orgId: ctx.org.id, accountId: ctx.org.accountId, entityType: 'target', entityId: id,
