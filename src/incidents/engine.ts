@@ -51,6 +51,16 @@ export function countedRegions(row: TargetAlertRow): ReadonlySet<string> {
   return new Set(row.kind === 'manual' || row.kind === 'heartbeat' ? [NO_PROBE_REGION] : row.live_regions);
 }
 
+/**
+ * The region catalog's enabled ids, read once per statement as `enabled.ids`. A subquery on
+ * `regions` per monitor scanned the table once per monitor, and on the embedded store every scan of
+ * a table asks the file system for its size (an `fstat`).
+ */
+const WITH_ENABLED_REGIONS = `WITH enabled AS MATERIALIZED (SELECT coalesce(array_agg(id), '{}') AS ids FROM regions WHERE enabled)`;
+
+/** Monitor `t`'s regions enabled in the catalog (its live regions), under WITH_ENABLED_REGIONS; stored sets hold no duplicates (checkRegions). */
+const liveRegions = (t: string): string => `ARRAY(SELECT r FROM unnest(${t}.regions) AS r WHERE r = ANY(enabled.ids))`;
+
 /** What a batch writes back. */
 interface Writes { streaks: StreakWrite[]; stale: { targetId: string; region: string }[]; changed: Changed[]; events: EventRow[] }
 
@@ -61,10 +71,10 @@ async function foldIntoIncidents(tx: Executor, records: readonly CheckResultReco
   const targetIds = await monitorsToJudge(tx, records);
   if (!targetIds.length) return;
   const targets = await tx.query<TargetAlertRow>(
-    `SELECT t.id, t.org_id, t.account_id, t.name, t.kind, t.alert_confirmations, t.region_policy, t.recovery_period_secs,
-            ARRAY(SELECT r.id FROM regions r WHERE r.enabled AND r.id = ANY(t.regions)) AS live_regions,
-            t.notify_recovery, t.renotify_interval_secs
-       FROM targets t WHERE t.id = ANY($1::uuid[])`, [targetIds], { prepared: 'incident_fold_targets' });
+    `${WITH_ENABLED_REGIONS}
+     SELECT t.id, t.org_id, t.account_id, t.name, t.kind, t.alert_confirmations, t.region_policy, t.recovery_period_secs,
+            ${liveRegions('t')} AS live_regions, t.notify_recovery, t.renotify_interval_secs
+       FROM targets t CROSS JOIN enabled WHERE t.id = ANY($1::uuid[])`, [targetIds], { prepared: 'incident_fold_targets' });
   if (!targets.length) return;
   const live = targets.map((t) => t.id).sort();
   const streakRows = await tx.query<StreakRow>(
@@ -99,8 +109,9 @@ async function foldIntoIncidents(tx: Executor, records: readonly CheckResultReco
  * when its results here are all `up` and it is a probed kind with no open incident, each of its
  * live regions (its own, enabled in the catalog) has a streak and every streak is passing at its
  * confirmations: the rule would change nothing (a streak counts no further than its cap), so the
- * steady state of a healthy fleet costs one statement that returns nothing (index lookups per
- * monitor of the batch), instead of reading every monitor's alert config and locking its streaks.
+ * steady state of a healthy fleet costs one statement that returns nothing (per monitor of the
+ * batch, index lookups of it and its streaks; the open incidents and the region catalog read once),
+ * instead of reading every monitor's alert config and locking its streaks.
  * Such a result takes no lock, so a batch of another region's results committing beside it is not
  * re-judged with it: a recovery or close it would have started waits for the monitor's next result.
  */
@@ -114,15 +125,14 @@ async function monitorsToJudge(tx: Executor, records: readonly CheckResultRecord
   const candidates = [...allUp].filter((id) => !judged.has(id));
   if (candidates.length) {
     const rows = await tx.query<{ id: string }>(
-      `SELECT t.id FROM targets t
+      `${WITH_ENABLED_REGIONS}
+       SELECT t.id FROM targets t CROSS JOIN enabled LEFT JOIN alert_streaks s ON s.target_id = t.id
         WHERE t.id = ANY($1::uuid[])
-          AND (t.kind IN ('heartbeat', 'manual')
-            OR EXISTS (SELECT 1 FROM incidents i WHERE i.target_id = t.id AND i.source = 'monitor' AND i.status = 'open')
-            OR EXISTS (SELECT 1 FROM alert_streaks s WHERE s.target_id = t.id
-                         AND (s.failing > 0 OR s.passing < t.alert_confirmations OR NOT s.region = ANY(t.regions)
-                              OR s.region NOT IN (SELECT r.id FROM regions r WHERE r.enabled)))
-            OR (SELECT count(*) FROM alert_streaks s WHERE s.target_id = t.id)
-               <> (SELECT count(*) FROM regions r WHERE r.enabled AND r.id = ANY(t.regions)))`,
+        GROUP BY t.id, enabled.ids
+       HAVING t.kind IN ('heartbeat', 'manual')
+           OR t.id IN (SELECT i.target_id FROM incidents i WHERE i.target_id = ANY($1::uuid[]) AND i.source = 'monitor' AND i.status = 'open')
+           OR bool_or(s.failing > 0 OR s.passing < t.alert_confirmations OR NOT s.region = ANY(t.regions) OR NOT s.region = ANY(enabled.ids))
+           OR count(s.target_id) <> cardinality(${liveRegions('t')})`,
       [candidates], { prepared: 'incident_fold_unquiet' });
     for (const row of rows) judged.add(row.id);
   }

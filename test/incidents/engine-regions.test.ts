@@ -90,6 +90,20 @@ describe('incident engine regions', () => {
     assert.deepEqual(await streakRegions(id), ['local']);
   });
 
+  it('a passing streak of a region disabled in the catalog is dropped with the healthy monitor\'s next result', async () => {
+    // r2 has not reported yet, so the monitor has as many streaks as live regions once r3 is off.
+    const id = await monitor({ region_policy: 'any', regions: ['local', 'r2', 'r3'] });
+    await feed(id, 'local', ['up', 'up']);
+    await feed(id, 'r3', ['up', 'up']);
+    assert.equal((await t.operator('PATCH', '/operator/regions/r3', { enabled: false })).statusCode, 200);
+    try {
+      await feed(id, 'local', ['up']);
+      assert.deepEqual(await streakRegions(id), ['local']);
+    } finally {
+      await t.operator('PATCH', '/operator/regions/r3', { enabled: true });
+    }
+  });
+
   it('raised confirmations: a healthy region keeps counting passes up to the new cap, so it counts towards a recovery', async () => {
     const id = await monitor({ region_policy: 'any', regions: ['local', 'r2'], alert_confirmations: 1 });
     await feed(id, 'local', ['up']);
