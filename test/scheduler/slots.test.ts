@@ -73,7 +73,7 @@ describe('scheduler: hand-out', () => {
   it('a monitor is handed out at its plan\'s floor and region cap; when the plan lookup fails it runs as stored, with a warning', async () => {
     const row: MonitorRow = {
       id: newId(), org_id: newId(), account_id: newId(), kind: 'http', check_spec: { type: 'http', url: 'https://example.com/' },
-      interval_secs: 30, regions: ['c', 'a', 'local', 'b'], variable_refs: [], runnable: true, updated_at: new Date(),
+      interval_secs: 30, regions: ['c', 'a', 'local', 'b'], variable_refs: [], runnable: true,
     };
     const warnings: unknown[] = [];
     const deps = (forAccount: PlanService['forAccount']): HandOutDeps => ({
