@@ -1,7 +1,8 @@
 // The history sweep: raw results after the org plan's `raw_days`, hourly rollups moved into daily
 // ones after HOURLY_KEEP_DAYS, daily rollups after `retention_days`, idempotency keys after a day,
 // heartbeat pings after PING_LOG_DAYS and their output (a POST body) after the shorter OUTPUT_DAYS.
-// Only results already folded into the rollups go (rollup-folder.ts).
+// Only results already folded into the rollups go (rollup-folder.ts). Results a batch wrote beside
+// their monitor's delete go too, found through the deleted ids (0031_results_without_fk.sql).
 // Each monitor-region keeps its newest result older than `raw_days`: its status stands until the
 // next result, so a raw read of a range starting inside `raw_days` needs it (a heartbeat healthy
 // for months has one result, its verdict, and a day's uptime starts from it).
@@ -15,11 +16,16 @@ import { compactHours, DAY_MS, HOURLY_KEEP_DAYS } from './rollup-store.js';
 
 /** Rows per delete statement. */
 const BATCH = 5_000;
+/** Deleted monitor ids are kept this long: a results batch commits within seconds of its join. */
+const DELETED_TARGET_KEEP_MS = DAY_MS;
 /** Idempotency keys answer retries for a day (see 0008_idempotency.sql). */
 const IDEMPOTENCY_KEY_TTL_MS = DAY_MS;
 
-/** Rows removed by kind; `hourly` counts hourly rollups moved into daily ones. */
-export interface SweepReport { results: number; hourly: number; daily: number; idempotencyKeys: number; pings: number; outputs: number }
+/**
+ * Rows removed by kind; `hourly` counts hourly rollups moved into daily ones, `orphans` results a
+ * batch wrote beside their monitor's delete.
+ */
+export interface SweepReport { results: number; orphans: number; hourly: number; daily: number; idempotencyKeys: number; pings: number; outputs: number }
 
 /** Heartbeat pings outlive the 14 days cadence advice reads; their output goes well before them. */
 export const PING_LOG_DAYS = 30;
@@ -64,7 +70,11 @@ export const clearOutputsSql = (batch: number): string => `UPDATE heartbeat_ping
 export async function sweepHistory(db: Db, plans: PlanService, clock: Clock, { batch = BATCH } = {}): Promise<SweepReport> {
   const now = clock.now().getTime();
   const before = (days: number): Date => new Date(now - days * DAY_MS);
-  const report: SweepReport = { results: 0, hourly: 0, daily: 0, idempotencyKeys: 0, pings: 0, outputs: 0 };
+  const report: SweepReport = { results: 0, orphans: 0, hourly: 0, daily: 0, idempotencyKeys: 0, pings: 0, outputs: 0 };
+  report.orphans = await drain(batch, () => deleted(db,
+    `DELETE FROM check_results WHERE id IN (
+       SELECT r.id FROM deleted_targets d JOIN check_results r ON r.target_id = d.target_id LIMIT ${batch})`, []));
+  await db.query('DELETE FROM deleted_targets WHERE deleted_at < $1', [new Date(now - DELETED_TARGET_KEEP_MS)]);
   // Days first, so a day made of hours past `retention_days` goes in the same sweep.
   report.hourly = await drain(batch, () => compactHours(db, before(HOURLY_KEEP_DAYS), batch));
   for (const { rawDays, retentionDays, orgIds } of (await orgsByKeep(db, plans)).values()) {

@@ -14,7 +14,8 @@ export function roundTimings(timings: CheckResultRecord['timings']): CheckResult
 
 /**
  * Inserts `records`. Results whose monitor is gone (deleted between the check and the write) are
- * dropped: a late result is not worth failing the whole batch for.
+ * dropped by the join: a late result is not worth failing the whole batch for. The join is also
+ * the only check: the table has no foreign key (0031_results_without_fk.sql).
  */
 export async function insertResults(tx: Executor, records: readonly CheckResultRecord[]): Promise<void> {
   if (!records.length) return;

@@ -74,7 +74,7 @@ describe('history sweep', () => {
     assert.deepEqual({ ...day40 }, { checks_up: 2, checks_down: 1, latency_count: 2, latency_min: 45, latency_max: 125 });
     const keys = await t.services.db.query<{ key: string }>('SELECT key FROM idempotency_keys WHERE org_id = $1', [team.orgId]);
     assert.deepEqual(keys.map((k) => k.key), ['fresh']);
-    assert.deepEqual(await sweepHistory(t.services.db, t.services.plans, t.clock), { results: 0, hourly: 0, daily: 0, idempotencyKeys: 0, pings: 0, outputs: 0 });
+    assert.deepEqual(await sweepHistory(t.services.db, t.services.plans, t.clock), { results: 0, orphans: 0, hourly: 0, daily: 0, idempotencyKeys: 0, pings: 0, outputs: 0 });
   });
 
   it("keeps each region's newest result past raw_days: a raw read of a recent range starts from its status", async () => {
@@ -107,7 +107,7 @@ describe('history sweep', () => {
       assert.ok(Math.abs(read.up_secs - (24 + 12) * 3600) < 5 && Math.abs(read.down_secs - 12 * 3600) < 5, JSON.stringify(read));
       assert.deepEqual(read.checks, { total: 1, up: 0, degraded: 0, down: 1, error: 0 });
     }
-    assert.deepEqual(await sweepHistory(t.services.db, t.services.plans, t.clock), { results: 0, hourly: 0, daily: 0, idempotencyKeys: 0, pings: 0, outputs: 0 });
+    assert.deepEqual(await sweepHistory(t.services.db, t.services.plans, t.clock), { results: 0, orphans: 0, hourly: 0, daily: 0, idempotencyKeys: 0, pings: 0, outputs: 0 });
   });
 
   it('drops heartbeat output on a shorter clock than the ping', async () => {
