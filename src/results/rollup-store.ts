@@ -8,6 +8,7 @@
 import type { Executor } from '../db/db.js';
 import type { ResultStatus } from '../probes/types.js';
 import { fromSql, toSqlArray } from './histogram.js';
+import { timingsArray, timingsOf } from './store.js';
 import { accumulate, Buckets, emptyAggregate, PHASES, STATUSES, type Aggregate, type Cursor, type Observation } from './rollup.js';
 import { NO_PROBE_REGION, type CheckResultRecord } from './types.js';
 
@@ -48,14 +49,17 @@ export async function ensureCursors(tx: Executor, pairs: readonly Pair[]): Promi
     [pairs.map((p) => p.targetId), pairs.map((p) => p.region)], { prepared: 'rollup_cursors_ensure' });
 }
 
-/** A result after a cursor; `at` is its checked_at in epoch ms (a number parses far cheaper than a timestamp). */
-interface UnfoldedRow { at: number; status: ResultStatus; duration_ms: number; timings: CheckResultRecord['timings'] | null; stale_after_ms: number | null }
+/**
+ * A result after a cursor; `at` is its checked_at in epoch ms (a number parses far cheaper than a
+ * timestamp), `timings` its phase columns in PHASES order (`timingsArray`).
+ */
+interface UnfoldedRow { at: number; status: ResultStatus; duration_ms: number; timings: (number | null)[]; stale_after_ms: number | null }
 
 /** An UnfoldedRow as the fold reads it, with its cursor's ordinal `i` first. */
 type UnfoldedTuple = [i: number, at: number, status: ResultStatus, duration_ms: number, timings: UnfoldedRow['timings'], stale_after_ms: number | null];
 
 const observationOfRow = (r: UnfoldedRow, region: string): Observation =>
-  observationOf({ status: r.status, duration_ms: r.duration_ms, timings: r.timings ?? undefined, region, staleAfterMs: r.stale_after_ms ?? undefined }, r.at);
+  observationOf({ status: r.status, duration_ms: r.duration_ms, timings: timingsOf(r.timings) ?? undefined, region, staleAfterMs: r.stale_after_ms ?? undefined }, r.at);
 
 /**
  * Whether result `r` comes after its pair's cursor `c` (every result, while nothing is folded). A
@@ -66,7 +70,8 @@ const afterCursor = (r: string): string => `${r}.checked_at > coalesce(c.checked
 
 /** Each cursor `c` joined to the results after it (none: one row of nulls). */
 export const RESULTS_AFTER_CURSOR = `LEFT JOIN LATERAL (
-    SELECT x.checked_at, (extract(epoch FROM x.checked_at) * 1000)::float8 AS at, x.status, x.duration_ms, x.timings, x.stale_after_ms FROM check_results x
+    SELECT x.checked_at, (extract(epoch FROM x.checked_at) * 1000)::float8 AS at, x.status, x.duration_ms, ${timingsArray('x')} AS timings, x.stale_after_ms
+      FROM check_results x
      WHERE x.target_id = c.target_id AND x.region = c.region AND ${afterCursor('x')}) r ON true`;
 
 /**
@@ -253,22 +258,22 @@ export async function readRawObservations(db: Executor, targetId: string, from: 
   const params: unknown[] = [targetId, from, to];
   const filter = (column: string): string => (region === undefined ? '' : ` AND ${column} = $4`);
   if (region !== undefined) params.push(region);
-  const rows = await db.query<{ region: string; checked_at: Date; status: ResultStatus; duration_ms: number; timings: CheckResultRecord['timings'] | null; stale_after_ms: number | null }>(
+  const rows = await db.query<{ region: string; checked_at: Date; status: ResultStatus; duration_ms: number; timings: (number | null)[]; stale_after_ms: number | null }>(
     `SELECT p.region, p.checked_at, p.status, p.duration_ms, p.timings, p.stale_after_ms
        FROM result_cursors c
        CROSS JOIN LATERAL (
-         SELECT region, checked_at, status, duration_ms, timings, stale_after_ms FROM check_results
+         SELECT region, checked_at, status, duration_ms, ${timingsArray('x')} AS timings, stale_after_ms FROM check_results x
           WHERE target_id = $1 AND region = c.region AND checked_at < $2
           ORDER BY checked_at DESC LIMIT 1) p
       WHERE c.target_id = $1${filter('c.region')}
      UNION ALL
-     SELECT region, checked_at, status, duration_ms, timings, stale_after_ms FROM check_results
+     SELECT region, checked_at, status, duration_ms, ${timingsArray('x')} AS timings, stale_after_ms FROM check_results x
       WHERE target_id = $1 AND checked_at >= $2 AND checked_at < $3${filter('region')}
      ORDER BY checked_at`,
     params);
   return rows.map((r) => ({
     region: r.region,
-    observation: observationOf({ ...r, timings: r.timings ?? undefined, staleAfterMs: r.stale_after_ms ?? undefined }, r.checked_at.getTime()),
+    observation: observationOf({ ...r, timings: timingsOf(r.timings) ?? undefined, staleAfterMs: r.stale_after_ms ?? undefined }, r.checked_at.getTime()),
   }));
 }
 

@@ -31,10 +31,11 @@ describe('result writer', () => {
     t.services.results.push({ targetId: newId(), orgId, region: 'local', checkedAt, status: 'down', duration_ms: 3, error: 'x' });
     await t.services.results.flush();
     const rows = await t.services.db.query<Record<string, unknown>>(
-      'SELECT target_id, region, checked_at, status, duration_ms, error, timings, fields FROM check_results WHERE org_id = $1', [orgId]);
+      `SELECT target_id, region, checked_at, status, duration_ms, error, dns_ms, connect_ms, tls_ms, first_byte_ms, transfer_ms, fields
+         FROM check_results WHERE org_id = $1`, [orgId]);
     assert.deepEqual(rows, [{
       target_id: kept, region: 'local', checked_at: checkedAt, status: 'degraded', duration_ms: 13, error: 'rate-limited 429',
-      timings: { dns: 1, connect: 2 }, fields: { status_code: 429 },
+      dns_ms: 1, connect_ms: 2, tls_ms: null, first_byte_ms: null, transfer_ms: null, fields: { status_code: 429 },
     }]);
   });
 });
