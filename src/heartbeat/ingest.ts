@@ -14,7 +14,7 @@
 // through one transaction per batch: find and lock the heartbeats by token hash in one statement,
 // judge each ping in arrival order, and save the states, the ping log and any verdict-changing
 // results in one statement each. Monitors are not locked: a PATCH holds its monitor with NO KEY
-// UPDATE, which the results' foreign keys pass.
+// UPDATE, which the foreign keys of what a result writes (its cursor, streaks) pass.
 import type { Logger } from 'pino';
 import type { Db, Executor } from '../db/db.js';
 import type { CheckResultRecord, ResultWriter } from '../results/index.js';

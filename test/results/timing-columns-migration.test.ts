@@ -12,8 +12,7 @@ describe('migration 0032: phase timings as columns', () => {
     try {
       const all = listMigrations();
       await migrate(db, all.filter((m) => m.version < 32));
-      // The rows name a monitor that does not exist: foreign keys are not what this checks.
-      await db.exec('SET session_replication_role = replica');
+      // The rows name a monitor that does not exist: since 0031 no foreign key checks it.
       const insert = (timings: object | null) => db.query(
         `INSERT INTO check_results (id, target_id, org_id, region, checked_at, status, duration_ms, timings) VALUES ($1, $2, $2, 'local', now(), 'up', 5, $3)`,
         [newId(), newId(), timings === null ? null : JSON.stringify(timings)]);
