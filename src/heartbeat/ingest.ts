@@ -8,7 +8,8 @@
 // node wrote (`saveIfUnchanged`, a compare-and-set: nodes, the sweep and monitor changes, which
 // rewrite the row, stay coherent without locks or invalidation). A batch of routine successes
 // alone, the steady state of most heartbeats, takes a narrower statement of the same contract
-// (`saveRoutine`).
+// (`saveRoutine`), which on PGlite writes only the log rows: every statement that reads a heartbeat's
+// state folds the routine successes logged since its row was written back in (`LOGGED_SUCCESS_SQL`).
 //
 // Every other ping (an unknown or previous token, a verdict change, a lost compare-and-set) goes
 // through one transaction per batch: find and lock the heartbeats by token hash in one statement,
@@ -22,8 +23,8 @@ import type { Clock } from '../shared/context.js';
 import { AppError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import {
-  changeOf, COUNTING_SQL, HAS_RETIRED_SQL, insertPings, isRoutine, pingUrlExists, resultOf, saveIfUnchanged, saveOutputs, saveRoutine, saveStates, TIMING_SQL,
-  type HeartbeatRow, type JudgedFrom, type PingRow, type StateChange,
+  changeOf, COUNTING_SQL, HAS_RETIRED_SQL, insertPings, isRoutine, LOGGED_SUCCESS_SQL, pingUrlExists, resultOf, saveIfUnchanged, saveOutputs, saveRoutine,
+  saveStates, storedDueAt, TIMING_SQL, withLoggedSuccess, type HeartbeatRow, type JudgedFrom, type PingRow, type StateChange,
 } from './store.js';
 import { applyPing, dueAt, type HeartbeatTiming, type PingSignal } from './verdict.js';
 
@@ -49,7 +50,7 @@ export interface IngestOptions {
 const LOCKED_COLUMNS = ['target_id', 'org_id', 'token_hash', 'previous_token_hash', 'previous_expires_at', 'status', 'first_ping_at',
   'last_ping_at', 'last_success_at', 'last_start_at', 'run_started_at', 'last_fail_at', 'last_exit_code', 'last_fail_ping_id',
   'window_from', 'due_at', 'previous_last_used_at', 'retired_token_hashes', 'retired_expires_at'] as const;
-type LockedRow = Pick<HeartbeatRow, (typeof LOCKED_COLUMNS)[number]> & HeartbeatTiming & { counting: boolean };
+type LockedRow = Pick<HeartbeatRow, (typeof LOCKED_COLUMNS)[number]> & HeartbeatTiming & { counting: boolean; logged_success: Date | null };
 /** What judging a ping reads of its heartbeat besides the state. */
 type JudgedRow = Pick<LockedRow, 'target_id' | 'org_id' | 'token_hash' | 'counting'> & HeartbeatTiming;
 
@@ -183,19 +184,23 @@ export class PingIngest {
       logged.push(...rows);
     }
     if (groups.length === 0) return [...batch];
-    const save = routine ? saveRoutine : saveIfUnchanged;
-    const { version, lost } = await save(this.deps.db, groups.map((g) => g.judged), logged);
+    const { version, lost } = routine
+      ? await saveRoutine(this.deps.db, groups.map((g) => g.judged), logged)
+      : await saveIfUnchanged(this.deps.db, groups.map((g) => g.judged), logged);
     const since = performance.now();
     const answered = new Set<Op>();
     for (const { known, ops, judged } of groups) {
-      if (version === null || lost.has(known.row.target_id)) {
+      if (lost.has(known.row.target_id)) {
         this.known.delete(known.row.token_hash);
         continue;
       }
-      // In place: the common ping allocates no entry.
+      // In place: the common ping allocates no entry. A row saved without a new version (a routine
+      // success on PGlite) keeps the time its version was read: it is trusted for an hour from then.
       known.saved = judged.now;
-      known.version = version;
-      known.since = since;
+      if (version !== null) {
+        known.version = version;
+        known.since = since;
+      }
       for (const op of ops) {
         op.settle({ pingId: op.id });
         answered.add(op);
@@ -260,7 +265,7 @@ function judge(row: JudgedRow, change: StateChange, op: PingOp): { logged: PingR
   if (row.counting && !late) {
     const next = applyPing(change.state, { signal: op.signal, exitCode: op.exitCode, at: op.at });
     change.state = next.state;
-    change.dueAt = nextDueAt(change.dueAt, next.state, row);
+    change.dueAt = nextDueAt(change.dueAt, next.state, row, op.at);
     runMs = next.runMs;
     if (op.signal === 'fail') change.lastFailPingId = op.id;
     if (next.result) result = resultOf(row, next.result, runMs ?? 0);
@@ -272,27 +277,29 @@ function judge(row: JudgedRow, change: StateChange, op: PingOp): { logged: PingR
  * The due time kept for an `up` heartbeat: it may be early (the sweep moves it on), never late. A
  * routine success leaves it as it is, so the row's update touches no indexed column.
  */
-function nextDueAt(stored: number | null, state: Parameters<typeof dueAt>[0], timing: HeartbeatTiming): number | null {
-  const due = dueAt(state, timing);
+function nextDueAt(stored: number | null, state: Parameters<typeof dueAt>[0], timing: HeartbeatTiming, now: number): number | null {
+  const due = storedDueAt(dueAt(state, timing), now);
   return due === null || stored === null ? due : Math.min(stored, due);
 }
 
 /**
  * The heartbeats the pings' tokens name, locked in id order, with what the rule needs of their
- * monitors. Each URL kind is looked up through its own index first: one `OR` over the three made the
- * planner guess thousands of rows and hash-join every monitor. The match is tested again on the
- * locked row, so a rotation committed while this waited is seen.
+ * monitors and the routine successes logged since each row was written folded in. Each URL kind is
+ * looked up through its own index first: one `OR` over the three made the planner guess thousands
+ * of rows and hash-join every monitor. The match is tested again on the locked row, so a rotation
+ * committed while this waited is seen.
  */
 async function lockHeartbeats(tx: Executor, pings: readonly PingOp[], now: Date): Promise<LockedRow[]> {
   const hashes = [...new Set(pings.map((p) => p.tokenHash))];
-  return tx.query<LockedRow>(
+  const rows = await tx.query<LockedRow>(
     `WITH named AS (
         SELECT target_id FROM heartbeats WHERE token_hash = ANY($1::text[])
         UNION SELECT target_id FROM heartbeats WHERE previous_token_hash = ANY($1::text[]) AND previous_expires_at > $2
         UNION SELECT target_id FROM heartbeats WHERE ${HAS_RETIRED_SQL} AND retired_token_hashes && $1::text[])
-     SELECT ${LOCKED_COLUMNS.map((c) => `h.${c}`).join(', ')}, ${TIMING_SQL}, ${COUNTING_SQL} AS counting
+     SELECT ${LOCKED_COLUMNS.map((c) => `h.${c}`).join(', ')}, ${TIMING_SQL}, ${COUNTING_SQL} AS counting, ${LOGGED_SUCCESS_SQL} AS logged_success
        FROM named JOIN heartbeats h ON h.target_id = named.target_id JOIN targets t ON t.id = h.target_id JOIN orgs o ON o.id = t.org_id
       WHERE h.token_hash = ANY($1::text[]) OR (h.previous_token_hash = ANY($1::text[]) AND h.previous_expires_at > $2)
          OR (${HAS_RETIRED_SQL} AND h.retired_token_hashes && $1::text[])
       ORDER BY h.target_id FOR UPDATE OF h`, [hashes, now], { prepared: 'heartbeat_lock' });
+  return rows.map(withLoggedSuccess);
 }

@@ -12,7 +12,7 @@ import { getTargetRow, runsNow, stampTargetWrite, type TargetRow } from '../targ
 import { cadenceOf, CADENCE_WINDOW_MS } from './cadence.js';
 import { PING_TOKEN_BYTES, pingTokenHash, pingUrl } from './ping-tokens.js';
 import type { HeartbeatRecordT, Rotate } from './schema.js';
-import { changeOf, resultOf, saveStates, timingOf, type HeartbeatRow, type StateChange } from './store.js';
+import { changeOf, LOGGED_SUCCESS_SQL, resultOf, saveStates, storedDueAt, timingOf, withLoggedSuccess, type HeartbeatRow, type StateChange } from './store.js';
 import { dueAt, resume } from './verdict.js';
 
 /** How long a replaced ping URL keeps working. */
@@ -29,15 +29,20 @@ async function heartbeatTarget(db: Executor, orgId: string, id: string, lock?: '
   return target;
 }
 
-async function heartbeatRow(db: Executor, targetId: string, lock?: 'update'): Promise<HeartbeatRow> {
-  const [row] = await db.query<HeartbeatRow>(`SELECT * FROM heartbeats WHERE target_id = $1${lock ? ' FOR UPDATE' : ''}`, [targetId]);
+/** A heartbeat's row with what `withLoggedSuccess` folds in. */
+type StoredHeartbeat = HeartbeatRow & { logged_success: Date | null };
+
+async function heartbeatRow(db: Executor, targetId: string, lock?: 'update'): Promise<StoredHeartbeat> {
+  const [row] = await db.query<StoredHeartbeat>(
+    `SELECT h.*, ${LOGGED_SUCCESS_SQL} AS logged_success FROM heartbeats h WHERE h.target_id = $1${lock ? ' FOR UPDATE' : ''}`, [targetId]);
   if (!row) throw notHeartbeat();
   return row;
 }
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
-async function toRecord(db: Executor, ctx: HeartbeatCtx, target: TargetRow, row: HeartbeatRow): Promise<HeartbeatRecordT> {
+async function toRecord(db: Executor, ctx: HeartbeatCtx, target: TargetRow, stored: StoredHeartbeat): Promise<HeartbeatRecordT> {
+  const row = withLoggedSuccess(stored);
   const now = ctx.clock.now();
   const token = ctx.sealer.open(row.sealed_token);
   if (token === null) throw new AppError(503, 'SERVICE_UNAVAILABLE', 'the ping URL was sealed under a key that is no longer configured; rotate it');
@@ -87,10 +92,10 @@ export async function rotateHeartbeat(ctx: HeartbeatCtx, id: string, input: Rota
     const now = ctx.clock.now();
     const revoke = input.revoke_previous_immediately === true;
     const retired = revoke ? [] : stillWorking(current, now);
-    const [row] = await tx.query<HeartbeatRow>(
-      `UPDATE heartbeats SET token_hash = $2, sealed_token = $3, previous_token_hash = $4, previous_expires_at = $5,
+    const [row] = await tx.query<StoredHeartbeat>(
+      `UPDATE heartbeats h SET token_hash = $2, sealed_token = $3, previous_token_hash = $4, previous_expires_at = $5,
          previous_last_used_at = NULL, rotated_at = $6, retired_token_hashes = $7::text[], retired_expires_at = $8::timestamptz[]
-       WHERE target_id = $1 RETURNING *`,
+       WHERE target_id = $1 RETURNING h.*, ${LOGGED_SUCCESS_SQL} AS logged_success`,
       [id, pingTokenHash(token), ctx.sealer.seal(token), revoke ? null : current.token_hash, revoke ? null : new Date(now.getTime() + ROTATION_OVERLAP_MS), now,
         retired.map((r) => r.hash), retired.map((r) => r.expiresAt.toISOString())]);
     await stampTargetWrite(tx, ctx.org.id, id, ctx.writeSource);
@@ -145,10 +150,11 @@ export async function heartbeatsAfterUpdate(tx: Executor, before: readonly Targe
   });
   if (touched.length === 0) return;
   const byId = new Map(touched.map((row) => [row.id, row]));
-  const rows = await tx.query<HeartbeatRow>('SELECT * FROM heartbeats WHERE target_id = ANY($1::uuid[]) ORDER BY target_id FOR UPDATE', [[...byId.keys()]]);
+  const rows = await tx.query<StoredHeartbeat>(
+    `SELECT h.*, ${LOGGED_SUCCESS_SQL} AS logged_success FROM heartbeats h WHERE h.target_id = ANY($1::uuid[]) ORDER BY h.target_id FOR UPDATE`, [[...byId.keys()]]);
   const changes: StateChange[] = [];
   const written: CheckResultRecord[] = [];
-  for (const row of rows) {
+  for (const row of rows.map(withLoggedSuccess)) {
     const target = byId.get(row.target_id)!;
     const change = changeOf(row);
     if (runsNow(target) && !runsNow(prior.get(target.id)!)) {
@@ -156,7 +162,7 @@ export async function heartbeatsAfterUpdate(tx: Executor, before: readonly Targe
       change.state = resumed.state;
       if (resumed.result) written.push(resultOf(row, resumed.result));
     }
-    change.dueAt = runsNow(target) ? dueAt(change.state, timingOf(target.check_spec)) : null;
+    change.dueAt = runsNow(target) ? storedDueAt(dueAt(change.state, timingOf(target.check_spec)), now.getTime()) : null;
     changes.push(change);
   }
   await saveStates(tx, changes);
