@@ -3,11 +3,11 @@
 // each hop re-checked and credentials sent only to the check's own origin, the status judged against
 // `expected_status`, the body searched within a bounded read, all inside one `timeout` budget.
 // Per-phase timings come from the socket's events.
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { isIP, type LookupFunction, type Socket } from 'node:net';
+import { request as httpRequest, type ClientRequestArgs, type IncomingMessage, type RequestOptions } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { createConnection, isIP, type LookupFunction, type NetConnectOpts, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import type { TLSSocket } from 'node:tls';
+import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
 import type { ResolvedAddress } from '../net/guard.js';
 import type { HttpCheckT } from '../targets/check-specs.js';
 import { DEFAULT_EXPECTED_STATUS } from '../targets/check-specs.js';
@@ -23,11 +23,13 @@ const USER_AGENT = `Keepwatch/${VERSION} (uptime check)`;
 
 type ExpectedStatus = NonNullable<HttpCheckT['expected_status']>;
 
-// One agent per scheme for every check. Each request still gets a fresh connection, as `agent: false`
-// gives, but without an Agent built per request (a fifth of the client's CPU a request, measured).
-// No keep-alive and no TLS session cache: every check connects and handshakes in full.
-const HTTP_AGENT = new HttpAgent({ keepAlive: false });
-const HTTPS_AGENT = new HttpsAgent({ keepAlive: false, maxCachedSessions: 0 });
+// No agent: each request opens its own connection through `createConnection`, which Node uses
+// directly when no agent is given, and closes it after the answer (`Connection: close`). An Agent
+// would only keep books on sockets never reused (`agent: false` even builds one per request). No
+// keep-alive and no TLS session cache: every check connects and handshakes in full.
+// Node hands over the request's options, host and port resolved (with `lookup`, `servername` and `rejectUnauthorized`).
+const CONNECT_HTTP = (options: ClientRequestArgs): Socket => createConnection(options as NetConnectOpts);
+const CONNECT_HTTPS = (options: ClientRequestArgs): Socket => tlsConnect(options as ConnectionOptions);
 
 export function statusAccepted(expected: ExpectedStatus, code: number): boolean {
   switch (expected.kind) {
@@ -85,7 +87,7 @@ async function attempt(url: URL, method: string, headers: Record<string, string>
   };
   const https = url.protocol === 'https:';
   const options: RequestOptions & { rejectUnauthorized?: boolean; servername?: string } = {
-    method, headers, lookup, agent: https ? HTTPS_AGENT : HTTP_AGENT,
+    method, headers, lookup, createConnection: https ? CONNECT_HTTPS : CONNECT_HTTP,
     // An IP literal goes straight to connect; a name goes through `lookup`, which answers the pinned address.
     hostname: isIP(host) ? pinned.address : host,
     port: url.port || (https ? 443 : 80),
