@@ -268,8 +268,9 @@ type Foldable = Pick<HeartbeatRow, 'last_ping_at' | 'last_success_at' | 'window_
 export function withLoggedSuccess<R extends Foldable>(row: R): R {
   const at = row.logged_success;
   if (at === null || (row.last_ping_at !== null && at <= row.last_ping_at)) return row;
-  const later = (d: Date | null): Date => (d === null || d < at ? at : d);
-  return { ...row, last_ping_at: at, last_success_at: later(row.last_success_at), window_from: later(row.window_from) };
+  // A success is a ping, so the row's last success is no later than its last ping; a resume can put
+  // the silence clock's start after both.
+  return { ...row, last_ping_at: at, last_success_at: at, window_from: row.window_from !== null && row.window_from > at ? row.window_from : at };
 }
 
 /**

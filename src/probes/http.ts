@@ -23,11 +23,11 @@ const USER_AGENT = `Keepwatch/${VERSION} (uptime check)`;
 
 type ExpectedStatus = NonNullable<HttpCheckT['expected_status']>;
 
-// No agent: each request opens its own connection through `createConnection`, which Node uses
-// directly when no agent is given, and closes it after the answer (`Connection: close`). An Agent
-// would only keep books on sockets never reused (`agent: false` even builds one per request). No
-// keep-alive and no TLS session cache: every check connects and handshakes in full.
-// Node hands over the request's options, host and port resolved (with `lookup`, `servername` and `rejectUnauthorized`).
+// No agent: each request opens its own connection through `createConnection`, which Node calls
+// with the request's options (host, port, `lookup`, `servername`, `rejectUnauthorized`) when no
+// agent is given, and closes it after the answer (`Connection: close`). An Agent would only keep
+// books on sockets never reused (`agent: false` even builds one per request). No keep-alive and no
+// TLS session cache: every check connects and handshakes in full.
 const CONNECT_HTTP = (options: ClientRequestArgs): Socket => createConnection(options as NetConnectOpts);
 const CONNECT_HTTPS = (options: ClientRequestArgs): Socket => tlsConnect(options as ConnectionOptions);
 
