@@ -53,6 +53,8 @@ interface Job {
   monitor: Monitor; shard: number; gen: number; phase: number; due: number;
   /** The per-host throttle's key, worked out when the monitor is (re)read rather than on every check. */
   throttleKey: string | null;
+  /** `performance.now()` when its monitor was last read. */
+  readAt: number;
 }
 
 function throttleKeyOf(monitor: Monitor): string | null {
@@ -130,7 +132,7 @@ export class Scheduler {
     try {
       const { gained, lost } = await this.leases.renew();
       if (lost.length) this.dropShards(new Set(lost));
-      if (gained.length) this.apply(await loadShards(this.o.db, gained), false);
+      if (gained.length) await this.apply(loadShards(this.o.db, gained), false);
     } catch (err) {
       this.o.log.warn({ err }, 'scheduler: lease renewal failed; shards stop running when their leases lapse');
     }
@@ -140,8 +142,7 @@ export class Scheduler {
     const since = new Date(this.watermark.getTime() - POLL_OVERLAP_MS);
     try {
       const started = new Date();
-      const rows = await loadShards(this.o.db, this.leases.owned(), since);
-      await this.apply(rows, false);
+      await this.apply(loadShards(this.o.db, this.leases.owned(), since), false);
       this.watermark = started;
     } catch (err) {
       this.o.log.warn({ err }, 'scheduler: polling for changed monitors failed');
@@ -150,7 +151,7 @@ export class Scheduler {
 
   private async reload(): Promise<void> {
     try {
-      await this.apply(await loadShards(this.o.db, this.leases.owned()), true);
+      await this.apply(loadShards(this.o.db, this.leases.owned()), true);
     } catch (err) {
       this.o.log.warn({ err }, 'scheduler: reloading monitors failed');
     }
@@ -160,27 +161,33 @@ export class Scheduler {
     for (const [key, job] of this.jobs) if (shards.has(job.shard)) this.jobs.delete(key);
   }
 
-  /** Brings the schedule in line with `rows`; with `complete`, monitors absent from them leave it. */
-  private async apply(rows: readonly MonitorRow[], complete: boolean): Promise<void> {
+  /**
+   * Brings the schedule in line with the pages read, each applied as it arrives; with `complete`,
+   * monitors absent from them leave it, except one a poll read meanwhile (newer than these pages).
+   */
+  private async apply(pages: AsyncIterable<readonly MonitorRow[]>, complete: boolean): Promise<void> {
+    const started = performance.now();
     const catalog = await this.o.regions.enabled();
     const deps = { plans: this.o.plans, sealer: this.o.sealer, catalog, log: this.o.log };
     const seen = new Set<string>();
-    for (const row of rows) {
-      const monitor = await toMonitor(row, deps).catch((err: unknown) => {
-        this.o.log.warn({ err, targetId: row.id }, 'scheduler: monitor cannot be handed out');
-        return null;
-      });
-      const key = row.id;
-      if (!monitor || !(monitor.restated || monitor.regions.includes(this.o.region))) {
-        if (monitor && monitor.regions.length === 0) this.o.log.warn({ targetId: row.id }, 'monitor is unmonitored: none of its regions is enabled');
-        this.jobs.delete(key);
-        continue;
+    for await (const rows of pages) {
+      for (const row of rows) {
+        const monitor = await toMonitor(row, deps).catch((err: unknown) => {
+          this.o.log.warn({ err, targetId: row.id }, 'scheduler: monitor cannot be handed out');
+          return null;
+        });
+        const key = row.id;
+        if (!monitor || !(monitor.restated || monitor.regions.includes(this.o.region))) {
+          if (monitor && monitor.regions.length === 0) this.o.log.warn({ targetId: row.id }, 'monitor is unmonitored: none of its regions is enabled');
+          this.jobs.delete(key);
+          continue;
+        }
+        seen.add(key);
+        this.upsert(key, monitor);
       }
-      seen.add(key);
-      this.upsert(key, monitor);
+      this.arm();
     }
-    if (complete) for (const key of this.jobs.keys()) if (!seen.has(key)) this.jobs.delete(key);
-    this.arm();
+    if (complete) for (const [key, job] of this.jobs) if (!seen.has(key) && job.readAt < started) this.jobs.delete(key);
   }
 
   private upsert(key: string, monitor: Monitor): void {
@@ -188,11 +195,13 @@ export class Scheduler {
     if (current && current.monitor.intervalMs === monitor.intervalMs) {
       current.monitor = monitor;
       current.throttleKey = throttleKeyOf(monitor);
+      current.readAt = performance.now();
       return;
     }
     const phase = phaseMs(monitor.id, this.o.region, monitor.intervalMs);
     const job: Job = {
       monitor, shard: shardOf(monitor.id), gen: ++this.gen, phase, due: nextSlotMs(Date.now(), monitor.intervalMs, phase), throttleKey: throttleKeyOf(monitor),
+      readAt: performance.now(),
     };
     this.jobs.set(key, job);
     this.heap.push({ due: job.due, key, gen: job.gen });

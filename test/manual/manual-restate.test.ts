@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { restateManualState } from '../../src/manual/index.js';
-import { loadShards, toMonitor, type Monitor } from '../../src/scheduler/monitors.js';
+import { loadShards, toMonitor, type Monitor, type MonitorRow } from '../../src/scheduler/monitors.js';
 import { SHARD_COUNT } from '../../src/scheduler/slots.js';
 import { createTenantWithToken, startTestApp, type TestApp } from '../helpers/app.js';
 import { client, httpTarget, overrideCaps, type Api, type Json } from '../targets/helpers.js';
@@ -38,8 +38,8 @@ describe('manual monitors: the scheduler restates the state', () => {
   const getState = async (id: string): Promise<Json> => (await api('GET', `/api/v1/targets/${id}/state`)).json();
   /** The monitor as the scheduler would run it now; null when it is not handed out. */
   const handOut = async (id: string): Promise<Monitor | null> => {
-    const rows = await loadShards(t.services.db, Array.from({ length: SHARD_COUNT }, (_, i) => i));
-    const row = rows.find((r) => r.id === id);
+    let row: MonitorRow | undefined;
+    for await (const page of loadShards(t.services.db, Array.from({ length: SHARD_COUNT }, (_, i) => i))) row ??= page.find((r) => r.id === id);
     assert.ok(row, 'the monitor is in its shard');
     const deps = { plans: t.services.plans, sealer: t.services.sealer, catalog: await t.services.regions.enabled(), log: pino({ level: 'silent' }) };
     return toMonitor(row, deps);
