@@ -17,7 +17,7 @@ import type { CheckSpecT } from '../targets/check-specs.js';
 import { DueHeap } from './heap.js';
 import { ShardLeases, type LeaseOptions } from './leases.js';
 import { loadShards, toMonitor, type Monitor, type MonitorRow } from './monitors.js';
-import { nextSlotMs, phaseMs, shardOf } from './slots.js';
+import { dispatchQuantumMs, nextSlotMs, phaseMs, shardOf } from './slots.js';
 import { HostThrottle, hostPortOf } from './throttle.js';
 
 /** Runs one check of a monitor in a region; failures of the target are results, not throws. */
@@ -73,6 +73,8 @@ export class Scheduler {
   readonly leases: ShardLeases;
   private readonly heap = new DueHeap();
   private readonly jobs = new Map<string, Job>();
+  /** The checks a second its jobs ask for: what sizes the timer's quantum. */
+  private checksPerSec = 0;
   private readonly throttle: HostThrottle;
   private readonly abort = new AbortController();
   private readonly inflight = new Set<Promise<void>>();
@@ -128,6 +130,9 @@ export class Scheduler {
   /** Monitors scheduled on this node (for tests and the bench). */
   get scheduledCount(): number { return this.jobs.size; }
 
+  /** The checks a second they ask for, which sizes the timer's quantum (for tests). */
+  get checksPerSecond(): number { return this.checksPerSec; }
+
   private async renewLeases(): Promise<void> {
     try {
       const { gained, lost } = await this.leases.renew();
@@ -158,7 +163,7 @@ export class Scheduler {
   }
 
   private dropShards(shards: ReadonlySet<number>): void {
-    for (const [key, job] of this.jobs) if (shards.has(job.shard)) this.jobs.delete(key);
+    for (const [key, job] of this.jobs) if (shards.has(job.shard)) this.remove(key);
   }
 
   /**
@@ -179,7 +184,7 @@ export class Scheduler {
         const key = row.id;
         if (!monitor || !(monitor.restated || monitor.regions.includes(this.o.region))) {
           if (monitor && monitor.regions.length === 0) this.o.log.warn({ targetId: row.id }, 'monitor is unmonitored: none of its regions is enabled');
-          this.jobs.delete(key);
+          this.remove(key);
           continue;
         }
         seen.add(key);
@@ -187,7 +192,7 @@ export class Scheduler {
       }
       this.arm();
     }
-    if (complete) for (const [key, job] of this.jobs) if (!seen.has(key) && job.readAt < started) this.jobs.delete(key);
+    if (complete) for (const [key, job] of this.jobs) if (!seen.has(key) && job.readAt < started) this.remove(key);
   }
 
   private upsert(key: string, monitor: Monitor): void {
@@ -203,14 +208,24 @@ export class Scheduler {
       monitor, shard: shardOf(monitor.id), gen: ++this.gen, phase, due: nextSlotMs(Date.now(), monitor.intervalMs, phase), throttleKey: throttleKeyOf(monitor),
       readAt: performance.now(),
     };
+    if (current) this.checksPerSec -= 1000 / current.monitor.intervalMs;
+    this.checksPerSec += 1000 / monitor.intervalMs;
     this.jobs.set(key, job);
     this.heap.push({ due: job.due, key, gen: job.gen });
+  }
+
+  private remove(key: string): void {
+    const job = this.jobs.get(key);
+    if (!job) return;
+    this.checksPerSec = Math.max(0, this.checksPerSec - 1000 / job.monitor.intervalMs);
+    this.jobs.delete(key);
   }
 
   private arm(): void {
     if (this.stopped) return;
     const top = this.heap.peek();
-    const at = Math.min(top ? top.due : Infinity, Date.now() + MAX_SLEEP_MS);
+    const quantum = dispatchQuantumMs(this.checksPerSec);
+    const at = Math.min(top ? Math.ceil(top.due / quantum) * quantum : Infinity, Date.now() + MAX_SLEEP_MS);
     if (this.timer && at >= this.timerAt) return;
     clearTimeout(this.timer);
     this.timerAt = at;

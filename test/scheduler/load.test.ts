@@ -1,6 +1,7 @@
 // How the scheduler reads its monitors: in pages by id (every monitor once, in order, whatever the
 // page size, shard subset or changed-since filter), and a full reload that drops what it did not
-// see, except a monitor a poll read while the reload ran.
+// see, except a monitor a poll read while the reload ran; the checks a second it keeps count of as
+// monitors come, go and change interval (what sizes the timer's quantum).
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
@@ -95,6 +96,8 @@ describe('scheduler: loading monitors', () => {
     stopped.push(scheduler);
     await scheduler.start();
     assert.equal(scheduler.scheduledCount, 5);
+    const rate = (): number => Math.round(scheduler.checksPerSecond * 60_000) / 1000;
+    assert.equal(rate(), 5, 'five monitors a minute: what sizes the timer\'s quantum');
 
     assert.equal((await api('DELETE', `/api/v1/targets/${ids[2]}`)).statusCode, 204);
     armed = true;
@@ -109,6 +112,10 @@ describe('scheduler: loading monitors', () => {
     open();
     await reloading;
     assert.equal(scheduler.scheduledCount, 5, 'the deleted monitor left, the new one stayed');
+    assert.equal(rate(), 5, 'the rate follows monitors added and removed');
+    assert.equal((await api('PATCH', `/api/v1/targets/${created}`, { interval: 30 })).statusCode, 200);
+    for (let i = 0; i < 100 && rate() !== 6; i++) await sleep(20);
+    assert.equal(rate(), 6, 'and interval changes (one monitor now twice a minute)');
     ids.splice(2, 1, created);
   });
 });

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { newId } from '../../src/shared/ids.js';
 import { DueHeap } from '../../src/scheduler/heap.js';
 import { regionsAtHandOut } from '../../src/targets/regions.js';
-import { effectiveIntervalSecs, nextSlotMs, phaseMs, SHARD_COUNT, shardOf } from '../../src/scheduler/slots.js';
+import { CHECKS_PER_WAKE, dispatchQuantumMs, effectiveIntervalSecs, MAX_DISPATCH_QUANTUM_MS, nextSlotMs, phaseMs, SHARD_COUNT, shardOf } from '../../src/scheduler/slots.js';
 import { HostThrottle, hostPortOf } from '../../src/scheduler/throttle.js';
 import { toMonitor, type HandOutDeps, type MonitorRow } from '../../src/scheduler/monitors.js';
 import type { PlanService } from '../../src/plans/service.js';
@@ -13,6 +13,18 @@ import type { Sealer } from '../../src/shared/seal.js';
 import type { OperatorRegionT } from '../../src/regions/schema.js';
 
 describe('scheduler: slots', () => {
+  it('the timer wakes about every CHECKS_PER_WAKE checks of the node\'s rate, at least every ms, at most every 50 ms', () => {
+    assert.equal(CHECKS_PER_WAKE, 5);
+    assert.equal(MAX_DISPATCH_QUANTUM_MS, 50);
+    assert.equal(dispatchQuantumMs(1_000), 5, '1,000 checks/s: five checks a wake-up');
+    assert.equal(dispatchQuantumMs(250), 20);
+    assert.equal(dispatchQuantumMs(100), 50, '100 checks/s: 50 ms');
+    assert.equal(dispatchQuantumMs(3), 50, 'a quiet node starts a check at most 50 ms late');
+    assert.equal(dispatchQuantumMs(0), 50, 'no jobs');
+    assert.equal(dispatchQuantumMs(100_000), 1, 'never below a millisecond');
+    assert.equal(dispatchQuantumMs(Number.NaN), 50);
+  });
+
   it('the effective interval is max(stored, plan floor, kind floor)', () => {
     assert.equal(effectiveIntervalSecs('http', 30, 60), 60, 'plan floor raised since the write');
     assert.equal(effectiveIntervalSecs('http', 120, 60), 120);
