@@ -55,7 +55,7 @@ const ROW_JSON = `json_build_object('id', t.id, 'org_id', t.org_id, 'account_id'
  * page, not by the monitors a node runs: at 10,000 monitors one value of them all set the engine's
  * RSS peak (bench:checks); reading them in pages of 1,000 costs about a third more store time a load.
  */
-export const LOAD_PAGE = 1_000;
+const LOAD_PAGE = 1_000;
 
 /**
  * Every monitor of the shards (runnable or not: a paused one must leave the schedule), in pages of

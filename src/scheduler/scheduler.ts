@@ -208,7 +208,7 @@ export class Scheduler {
       monitor, shard: shardOf(monitor.id), gen: ++this.gen, phase, due: nextSlotMs(Date.now(), monitor.intervalMs, phase), throttleKey: throttleKeyOf(monitor),
       readAt: performance.now(),
     };
-    if (current) this.checksPerSec -= 1000 / current.monitor.intervalMs;
+    this.remove(key);
     this.checksPerSec += 1000 / monitor.intervalMs;
     this.jobs.set(key, job);
     this.heap.push({ due: job.due, key, gen: job.gen });
