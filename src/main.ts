@@ -1,11 +1,7 @@
 // CLI entry: keepwatch serve | migrate | admin ...
-import { ConfigError, loadConfig, type Config } from './config/load.js';
-import { DatabaseUrlError } from './db/database-url.js';
-import { DataDirLockedError } from './db/data-dir-lock.js';
-import { migrate } from './db/migrate.js';
-import { adminUsage, runAdmin } from './operator/cli.js';
-import { createLogger, openStore } from './services.js';
-import { ListenError, serve } from './server.js';
+// Each command imports what it runs when it runs: `admin` and `--help` do not load the service.
+import { loadConfig, type Config } from './config/load.js';
+import { Refusal } from './shared/refusal.js';
 
 const USAGE = `usage: keepwatch <command> [--config PATH]
 
@@ -38,11 +34,14 @@ async function main(argv: string[]): Promise<number> {
   // Read when a command needs it: `admin` answers its help on a broken setup too.
   const readConfig = (): Config => loadConfig({ configPath });
   switch (command) {
-    case 'serve':
+    case 'serve': {
+      const { serve } = await import('./server.js');
       await serve(readConfig());
       return 0;
+    }
     case 'migrate': {
       const config = readConfig();
+      const [{ createLogger, openStore }, { migrate }] = await Promise.all([import('./services.js'), import('./db/migrate.js')]);
       const db = await openStore(config);
       try {
         const applied = await migrate(db);
@@ -52,12 +51,14 @@ async function main(argv: string[]): Promise<number> {
       }
       return 0;
     }
-    case 'admin':
+    case 'admin': {
+      const { adminUsage, runAdmin } = await import('./operator/cli.js');
       if (isHelp(rest[0])) {
         process.stdout.write(adminUsage() + '\n');
         return 0;
       }
       return runAdmin(rest, readConfig);
+    }
     default:
       process.stderr.write(`unknown command ${command}\n${USAGE}\n`);
       return 2;
@@ -78,9 +79,7 @@ main(process.argv.slice(2)).then(
   (code) => { if (code !== 0) process.exitCode = code; },
   (err: unknown) => {
     // Refusals a user can act on print one line; anything else prints its stack.
-    const known = err instanceof ConfigError || err instanceof DataDirLockedError || err instanceof ListenError
-      || err instanceof DatabaseUrlError;
-    process.stderr.write(known ? `${err.message}\n` : `${(err as Error).stack ?? String(err)}\n`);
+    process.stderr.write(err instanceof Refusal ? `${err.message}\n` : `${(err as Error).stack ?? String(err)}\n`);
     process.exitCode = 1;
   },
 );

@@ -11,9 +11,10 @@ import { startHistorySweep } from './results/index.js';
 import { startStoreUpkeep } from './db/upkeep.js';
 import { tuneProcessMemory } from './process-memory.js';
 import { createServices } from './services.js';
+import { Refusal } from './shared/refusal.js';
 
 /** A listener that could not bind; `key` is the configuration key to change (`http.port`, `metrics.port`). */
-export class ListenError extends Error {
+export class ListenError extends Refusal {
   constructor(readonly key: string, address: string, cause: unknown) {
     const code = (cause as { code?: string }).code;
     super(`${key}: cannot listen on ${address}: ${code === 'EADDRINUSE' ? 'the address is already in use' : (cause as Error).message}${code ? ` (${code})` : ''}`, { cause });

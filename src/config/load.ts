@@ -1,13 +1,14 @@
 // Loads configuration once at boot: TOML file, then environment, checked against the key table.
 import { readFileSync, existsSync } from 'node:fs';
 import { parse as parseToml } from 'smol-toml';
+import { Refusal } from '../shared/refusal.js';
 import { listenOrigin } from './public-base-url.js';
 import { CONFIG_KEYS, envNameOf, LOADER_ENV, type KeySpec } from './schema.js';
 
 export type ConfigValue = boolean | number | string | string[];
 export type Config = Readonly<Record<string, ConfigValue | undefined>>;
 
-export class ConfigError extends Error {
+export class ConfigError extends Refusal {
   constructor(readonly key: string, message: string) {
     super(`config: ${key}: ${message}`);
   }

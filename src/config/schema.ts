@@ -1,7 +1,6 @@
 // Every configuration key Keepwatch reads, with its type, default and rule.
 // The loader, the README reference and the boot checks all read this one table.
-import { PLAN_VALUE_MAX } from '../operator/schema.js';
-import { PLAN_IDS, PLAN_NUMERIC_COLUMNS } from '../plans/catalog.js';
+import { PLAN_IDS, PLAN_NUMERIC_COLUMNS, PLAN_VALUE_MAX } from '../plans/catalog.js';
 
 export type KeyType = 'boolean' | 'integer' | 'string' | 'string[]';
 

@@ -2,10 +2,11 @@
 // A lock file holds the owner's pid; a lock left by a dead process (kill -9) is taken over.
 import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Refusal } from '../shared/refusal.js';
 
 export const LOCK_FILE = 'keepwatch.lock';
 
-export class DataDirLockedError extends Error {
+export class DataDirLockedError extends Refusal {
   constructor(readonly dir: string, readonly pid: number) {
     super(`the data dir ${dir} is in use by process ${pid}; the embedded store admits one process (use the admin CLI against the running server)`);
   }

@@ -1,6 +1,7 @@
 // `database_url` checked and tried once at boot, so a wrong one stops `serve` and `migrate` with one
 // line naming it and the reason, instead of a stack from the first migration.
 import pg from 'pg';
+import { Refusal } from '../shared/refusal.js';
 import { openPostgres, type Db } from './db.js';
 
 /** How long the boot waits for the server to answer a connect, unless the URL sets `connect_timeout`. */
@@ -10,7 +11,7 @@ export const CONNECT_TIMEOUT_SECS = 10;
  * A `database_url` that names no usable PostgreSQL server; the message names where the URL was set
  * (`DATABASE_URL`, `database_url in ./keepwatch.toml`) and never holds the password.
  */
-export class DatabaseUrlError extends Error {
+export class DatabaseUrlError extends Refusal {
   constructor(source: string, reason: string, cause?: unknown) {
     super(`${source}: ${reason}`, { cause });
     this.name = 'DatabaseUrlError';

@@ -1,10 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { addRoute, IdParams } from '../http/route.js';
+import { PLAN_VALUE_MAX } from '../plans/catalog.js';
 import type { Services } from '../services.js';
 import {
   AccountParams, AccountPlanResult, Agent, ClearOverridesQuery, CreateAgentBody, CreatedAgent, CreatedToken, CreatedUser, CreateTokenBody,
-  CreateUserBody, OverridesBody, PLAN_VALUE_MAX, PlanMoveBody, UserParams,
+  CreateUserBody, OverridesBody, PlanMoveBody, UserParams,
 } from './schema.js';
 import { bootstrapToken, bootstrapUser, clearOverrides, createAgent, deleteAgent, listAgents, moveAccountPlan, setOverrides } from './service.js';
 

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { ERROR_CODE_KEYWORD } from '../http/validation.js';
 import { SCOPE_ACTIONS, SCOPE_RESOURCES } from '../identity/scopes.js';
-import { PLAN_IDS } from '../plans/catalog.js';
+import { PLAN_IDS, PLAN_VALUE_MAX } from '../plans/catalog.js';
 
 export const AccountParams = Type.Object({ id: Type.String({ format: 'uuid' }) });
 
@@ -11,8 +11,6 @@ export const PlanMoveBody = Type.Object({
   fallback_plan_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Plan the account falls back to when a paid subscription ends.' })),
 }, { additionalProperties: false });
 
-/** Largest value of a plan column: the columns are PostgreSQL `integer`; a larger one would fail every write that reads it. */
-export const PLAN_VALUE_MAX = 2_147_483_647;
 
 export const OverridesBody = Type.Object({
   caps: Type.Record(Type.String(), Type.Unknown(), {

@@ -4,7 +4,7 @@ import { hash } from '@node-rs/argon2';
 import type { Executor } from '../db/db.js';
 import { createApiToken } from '../identity/api-tokens.js';
 import { createOwner, getUser, membershipsOf } from '../identity/users.js';
-import { PLAN_IDS, PLAN_NUMERIC_COLUMNS } from '../plans/catalog.js';
+import { PLAN_IDS, PLAN_NUMERIC_COLUMNS, PLAN_VALUE_MAX } from '../plans/catalog.js';
 import { reconcileHolds } from '../plans/holds.js';
 import type { Services } from '../services.js';
 import { installDefaultPlan } from '../services.js';
@@ -12,7 +12,7 @@ import { writeAudit } from '../shared/audit.js';
 import { AppError, notFound } from '../shared/errors.js';
 import { instantOf } from '../shared/instant.js';
 import { isUuid, newId, randomToken } from '../shared/ids.js';
-import { PLAN_VALUE_MAX, type AccountPlanResult, type CreateAgentBody, type CreateTokenBody, type CreateUserBody, type OverridesBody, type PlanMoveBody } from './schema.js';
+import { type AccountPlanResult, type CreateAgentBody, type CreateTokenBody, type CreateUserBody, type OverridesBody, type PlanMoveBody } from './schema.js';
 
 const OPERATOR = { type: 'operator' } as const;
 const PAID_STATES = new Set(['active', 'grace']);

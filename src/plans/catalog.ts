@@ -34,6 +34,9 @@ export type PlanNumericColumn = QuotaColumn | PolicyColumn | RateColumn;
 
 export const PLAN_NUMERIC_COLUMNS: readonly PlanNumericColumn[] = [...QUOTA_COLUMNS, ...POLICY_COLUMNS, ...RATE_COLUMNS];
 
+/** Largest value of a plan column: the columns are PostgreSQL `integer`; a larger one would fail every write that reads it. */
+export const PLAN_VALUE_MAX = 2_147_483_647;
+
 /** The flow engine's own ceiling; a plan's `max_flow_steps` is clamped to it. */
 export const FLOW_STEPS_CEILING = 30;
 
