@@ -1,12 +1,12 @@
 // Runs `keepwatch serve` (or another CLI command) as a real child process on a temp data dir and,
 // when DATABASE_URL is set, on a fresh PostgreSQL database of its own.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomToken } from '../../src/shared/ids.js';
-import { usePostgres, withAdmin } from '../helpers/store.js';
+import { cloneTemplateDatabase, pgliteTemplateDir, usePostgres, withAdmin } from '../helpers/store.js';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -18,14 +18,22 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** A temp data dir, and on PostgreSQL an empty database (never migrated: the child does that). */
+/** A temp data dir, and on PostgreSQL a database of its own. */
 export interface ChildStore { dataDir: string; databaseUrl?: string; drop(): Promise<void> }
 
-export async function createChildStore(): Promise<ChildStore> {
+/**
+ * A store for a child process: already migrated, as one that has run before (creating and
+ * migrating a store costs a child seconds), or with `empty`, as on a first start.
+ */
+export async function createChildStore(options: { empty?: boolean } = {}): Promise<ChildStore> {
   const dataDir = mkdtempSync(join(tmpdir(), 'keepwatch-child-'));
-  if (!usePostgres) return { dataDir, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+  if (!usePostgres) {
+    if (!options.empty) cpSync(await pgliteTemplateDir(), join(dataDir, 'pg'), { recursive: true });
+    return { dataDir, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+  }
   const name = `kw_c_${randomToken(6).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
-  await withAdmin((client) => client.query(`CREATE DATABASE ${name}`));
+  if (options.empty) await withAdmin((client) => client.query(`CREATE DATABASE ${name}`));
+  else await cloneTemplateDatabase(name);
   const url = new URL(process.env.DATABASE_URL!);
   url.pathname = `/${name}`;
   return {

@@ -99,7 +99,7 @@ describe('migrate()', () => {
 
 describe('keepwatch migrate', () => {
   it('migrates the configured store, exits 0, and a second run applies nothing', async () => {
-    const store = await createChildStore();
+    const store = await createChildStore({ empty: true });
     try {
       const env = childEnv(store, 0, { KEEPWATCH_LOG__LEVEL: 'info' });
       const first = await runCli(['migrate'], env);

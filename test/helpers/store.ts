@@ -1,10 +1,12 @@
 // A fresh, migrated store per test app: PGlite by default, PostgreSQL when DATABASE_URL is set.
 // PGlite starts from a dump of a migrated template (initdb costs seconds; loading a dump, a fraction);
-// PostgreSQL gets a new database cloned from a migrated template database.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+// PostgreSQL gets a new database cloned from a migrated template database. A child process's store
+// (test/db/child-server.ts) is a copy of a migrated data dir, or a clone of the same template.
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { CONFIG_KEYS } from '../../src/config/schema.js';
 import { openPglite, openPostgres, type Db } from '../../src/db/db.js';
 import { listMigrations, migrate } from '../../src/db/migrate.js';
 import { randomToken, sha256 } from '../../src/shared/ids.js';
@@ -35,8 +37,33 @@ async function pgliteTemplate(): Promise<Blob> {
   return new Blob([readFileSync(file)]);
 }
 
+/**
+ * A migrated PGlite data dir, made once per migration set, for a test to copy where a child
+ * process opens its own store (`test/db/child-server.ts`).
+ */
+export async function pgliteTemplateDir(): Promise<string> {
+  const dir = join(tmpdir(), 'keepwatch-test', `pglite-${migrationsKey}-dir`);
+  if (!existsSync(dir)) {
+    const tmp = `${dir}.${process.pid}`;
+    rmSync(tmp, { recursive: true, force: true });
+    const db = await openPglite({ dataDir: tmp, loadDataDir: await pgliteTemplate() });
+    await db.close();
+    try {
+      renameSync(tmp, dir);
+    } catch (err) {
+      // Another test process made it first.
+      rmSync(tmp, { recursive: true, force: true });
+      if (!existsSync(dir)) throw err;
+    }
+  }
+  return dir;
+}
+
+/** A served store's buffer pool by default: PGlite's own (PostgreSQL's 128 MB) takes twice as long to start. */
+const SHARED_BUFFERS_MB = CONFIG_KEYS['pglite.shared_buffers_mb']!.default as number;
+
 async function createPgliteStore(): Promise<TestStore> {
-  const db = await openPglite({ loadDataDir: await pgliteTemplate() });
+  const db = await openPglite({ loadDataDir: await pgliteTemplate(), sharedBuffersMb: SHARED_BUFFERS_MB });
   return { db, drop: () => db.close() };
 }
 
@@ -75,9 +102,9 @@ async function ensurePostgresTemplate(): Promise<string> {
   return template;
 }
 
-async function createPostgresStore(): Promise<TestStore> {
+/** Creates database `name` as a copy of the migrated template. */
+export async function cloneTemplateDatabase(name: string): Promise<void> {
   const template = await ensurePostgresTemplate();
-  const name = `kw_t_${randomToken(6).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
   await withAdmin(async (client) => {
     // CREATE DATABASE ... TEMPLATE needs the template unused; serialize clones across test processes.
     await client.query('SELECT pg_advisory_lock(7772)');
@@ -87,6 +114,11 @@ async function createPostgresStore(): Promise<TestStore> {
       await client.query('SELECT pg_advisory_unlock(7772)');
     }
   });
+}
+
+async function createPostgresStore(): Promise<TestStore> {
+  const name = `kw_t_${randomToken(6).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
+  await cloneTemplateDatabase(name);
   const url = adminUrl(name);
   const db = openPostgres(url, 5);
   return {

@@ -1,5 +1,6 @@
-// `keepwatch admin ...` against a real `keepwatch serve` child on a zero-config data dir: the CLI
-// finds the generated operator secret in data_dir and talks to the server over HTTP.
+// `keepwatch admin ...` against a real `keepwatch serve` child on a zero-config, empty data dir (the
+// README's first run): the CLI finds the generated operator secret in data_dir and talks to the
+// server over HTTP.
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
@@ -10,7 +11,7 @@ describe('keepwatch admin', () => {
   let server: ChildServer;
   let env: NodeJS.ProcessEnv;
   before(async () => {
-    store = await createChildStore();
+    store = await createChildStore({ empty: true });
     server = await startChildServer(store);
     env = childEnv(store, server.port);
   });
