@@ -1,17 +1,19 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { DataDirLockedError, LOCK_FILE, lockDataDir } from '../../src/db/data-dir-lock.js';
 import { openPglite } from '../../src/db/db.js';
+import { pgliteTemplateDir } from '../helpers/store.js';
 
 describe('embedded store: one process per data dir', () => {
   const dir = mkdtempSync(join(tmpdir(), 'keepwatch-lock-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('a second open of a locked data dir is refused; closing releases it', async () => {
+    cpSync(await pgliteTemplateDir(), join(dir, 'pg'), { recursive: true }); // an existing store: initdb costs seconds
     const db = await openPglite({ dataDir: join(dir, 'pg') });
     try {
       await assert.rejects(openPglite({ dataDir: join(dir, 'pg') }), DataDirLockedError);
