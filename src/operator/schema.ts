@@ -11,7 +11,6 @@ export const PlanMoveBody = Type.Object({
   fallback_plan_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Plan the account falls back to when a paid subscription ends.' })),
 }, { additionalProperties: false });
 
-
 export const OverridesBody = Type.Object({
   caps: Type.Record(Type.String(), Type.Unknown(), {
     [ERROR_CODE_KEYWORD]: 'PLAN_OVERRIDE_INVALID',

@@ -12,7 +12,7 @@ import { writeAudit } from '../shared/audit.js';
 import { AppError, notFound } from '../shared/errors.js';
 import { instantOf } from '../shared/instant.js';
 import { isUuid, newId, randomToken } from '../shared/ids.js';
-import { type AccountPlanResult, type CreateAgentBody, type CreateTokenBody, type CreateUserBody, type OverridesBody, type PlanMoveBody } from './schema.js';
+import type { AccountPlanResult, CreateAgentBody, CreateTokenBody, CreateUserBody, OverridesBody, PlanMoveBody } from './schema.js';
 
 const OPERATOR = { type: 'operator' } as const;
 const PAID_STATES = new Set(['active', 'grace']);
