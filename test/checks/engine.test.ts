@@ -62,7 +62,9 @@ describe('check engine', () => {
     await create(two.api, '/hang', 9500);
     await create(two.api, '/hang', 9500);
 
-    engine = await startCheckEngine(t.services, { pollMs: 200, reloadMs: 5000, leaseTtlMs: 3000, registry });
+    // The engine's own lease TTL: with a 3 s one, a node runs a shard only within 2 s of a renewal's
+    // start, which a loaded CI machine's renewals can outlast, and then nothing runs.
+    engine = await startCheckEngine(t.services, { pollMs: 200, reloadMs: 5000, registry });
     const history = async (id: string): Promise<Json[]> => (await one.api('GET', `/api/v1/targets/${id}/results`)).json().results;
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline) {
