@@ -1,7 +1,7 @@
 // Which shards this node schedules. Each node renews its leases every `renewMs`; a lease lives
 // `ttlMs` on the store's clock. A node runs a shard only while its own lease is surely valid: until
-// (start of the renewing query) + ttl - renewMs by its own monotonic clock, so two nodes never run
-// one shard at once whatever their wall clocks say. Shares are even: ceil(shards / live nodes).
+// (start of the renewing statement) + ttl - renewMs by its own monotonic clock, so two nodes never
+// run one shard at once whatever their wall clocks say. Shares are even: ceil(shards / live nodes).
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Db } from '../db/db.js';
@@ -30,7 +30,6 @@ export class ShardLeases {
   /** One round: heartbeat, renew, give back beyond the share, take free shards up to it. */
   async renew(): Promise<LeaseChange> {
     const { ttlMs, renewMs } = this.options;
-    const started = performance.now();
     const before = new Set(this.held);
     const ttl = `${ttlMs} milliseconds`;
     await this.db.query(
@@ -39,6 +38,9 @@ export class ShardLeases {
     const [live] = await this.db.query<{ n: number }>(
       'SELECT count(*)::int AS n FROM scheduler_nodes WHERE seen_at > now() - $1::interval', [ttl]);
     const share = Math.ceil(SHARD_COUNT / Math.max(1, live?.n ?? 1));
+    // The safe end counts from here: the queries before this one renew nothing, and a slow store
+    // stretching them would otherwise use up the margin, leaving the node running nothing.
+    const renewing = performance.now();
     const renewed = await this.db.query<{ shard: number }>(
       `UPDATE scheduler_leases SET lease_until = now() + $2::interval
         WHERE node_id = $1 AND lease_until > now() RETURNING shard`, [this.nodeId, ttl]);
@@ -59,7 +61,7 @@ export class ShardLeases {
       mine = [...mine, ...taken.map((r) => r.shard)];
     }
     this.held = new Set(mine);
-    this.validUntil = started + ttlMs - renewMs;
+    this.validUntil = renewing + ttlMs - renewMs;
     return { gained: mine.filter((s) => !before.has(s)), lost: [...before].filter((s) => !this.held.has(s)) };
   }
 

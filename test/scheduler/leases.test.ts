@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
+import type { Db } from '../../src/db/db.js';
 import { ShardLeases } from '../../src/scheduler/leases.js';
 import { SHARD_COUNT } from '../../src/scheduler/slots.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -53,6 +54,28 @@ describe('scheduler: shard leases', () => {
     assert.ok(b.runs(shardOfA));
     await b.release();
     await a.release();
+  });
+
+  it('the safe end counts from the renewing statement: a slow query before it does not leave the node running nothing', async () => {
+    const ttlMs = 1000;
+    const db = t.services.db;
+    // The heartbeat that opens a round takes longer than the whole margin (ttl - renew).
+    const slowHeartbeat: Db = new Proxy(db, {
+      get: (target, key) => (key === 'query'
+        ? async (sql: string, ...rest: unknown[]) => {
+          if (sql.includes('INSERT INTO scheduler_nodes')) await sleep(ttlMs);
+          return (target.query as (...args: unknown[]) => Promise<unknown>)(sql, ...rest);
+        }
+        : Reflect.get(target, key)),
+    });
+    const a = new ShardLeases(slowHeartbeat, { ttlMs, renewMs: 250 });
+    try {
+      await a.renew();
+      assert.equal(a.owned().length, SHARD_COUNT);
+      assert.ok(a.runs(a.owned()[0]!), 'the shards renewed after the slow query run');
+    } finally {
+      await a.release();
+    }
   });
 
   it('release gives every shard back at once', async () => {
