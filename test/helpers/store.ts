@@ -59,7 +59,7 @@ export async function pgliteTemplateDir(): Promise<string> {
   return dir;
 }
 
-/** A served store's buffer pool by default: PGlite's own (PostgreSQL's 128 MB) takes twice as long to start. */
+/** A served store's buffer pool by default: PGlite's own (PostgreSQL's 128 MB) takes about half as long again to start. */
 const SHARED_BUFFERS_MB = CONFIG_KEYS['pglite.shared_buffers_mb']!.default as number;
 
 async function createPgliteStore(): Promise<TestStore> {
