@@ -345,11 +345,11 @@ function startedWithin(results: ResultColumns, from: number, to: number): number
   return out;
 }
 
-interface SchedulerMetrics { started: number; throttled: number; skipped: number; lagP50: string; lagP99: string }
+interface SchedulerMetrics { started: number; throttled: number; skipped: number; leaseLapsed: number; lagP50: string; lagP99: string }
 
 /**
  * The scheduler's own view of the window, summed over nodes: keepwatch_checks_total, _throttled_total,
- * keepwatch_check_slots_skipped_total, and the quantiles of keepwatch_check_lag_seconds as the
+ * keepwatch_check_slots_skipped_total, _lease_lapsed_total, and the quantiles of keepwatch_check_lag_seconds as the
  * bucket bounds they fall under (all a histogram can say).
  */
 function schedulerMetrics(deltas: Record<string, number>[]): SchedulerMetrics {
@@ -369,6 +369,7 @@ function schedulerMetrics(deltas: Record<string, number>[]): SchedulerMetrics {
   };
   return {
     started: sum('keepwatch_checks_total'), throttled: sum('keepwatch_checks_throttled_total'), skipped: sum('keepwatch_check_slots_skipped_total'),
+    leaseLapsed: sum('keepwatch_check_slots_lease_lapsed_total'),
     lagP50: quantile(0.5), lagP99: quantile(0.99),
   };
 }
@@ -670,7 +671,7 @@ function report(runs: EngineFigures[], bares: BareFigures[]): void {
       + `probe duration p50 ${r.probeP50Ms} ms, p99 ${r.probeP99Ms} ms; lag max ${r.slots.lagMax} ms; RSS max in window ${r.rssMaxMb.toFixed(0)} MB, growing ${f1(r.rssGrowthMbPerMin)} MB/min `
       + `(at the end: V8 heap ${r.memory.heapUsed} of ${r.memory.heapTotal} MB, ${r.memory.live} MB live after a full GC, external ${r.memory.external} MB${r.memory.wasm === null ? '' : `, store WASM memory ${r.memory.wasm} MB in size (part of external; not all resident)`}); `
       + `target server ${f3(r.targetCpuMsPerRequest)} ms/req; the scheduler's metrics over the window: ${m.started} checks started, `
-      + `${m.throttled} throttled, ${m.skipped} slots skipped, lag p50 ${m.lagP50}, p99 ${m.lagP99}`);
+      + `${m.throttled} throttled, ${m.skipped} slots skipped, ${m.leaseLapsed} not run for a lapsed lease, lag p50 ${m.lagP50}, p99 ${m.lagP99}`);
   }
   if (bares.length) {
     out.push('', table([['bare loop', 'GET/s', 'CPU ms/req', 'target ms/req', 'failed'],

@@ -23,6 +23,11 @@ export class ShardLeases {
     return this.held.has(shard) && performance.now() < this.validUntil;
   }
 
+  /** Whether this node holds shards but may not run them: its last renewal is past its safe end. */
+  lapsed(): boolean {
+    return this.held.size > 0 && performance.now() >= this.validUntil;
+  }
+
   owned(): number[] {
     return [...this.held].sort((a, b) => a - b);
   }

@@ -80,13 +80,18 @@ export class Scheduler {
   private readonly inflight = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
+  private renewTimer: NodeJS.Timeout | undefined;
+  private renewal: Promise<void> | undefined;
   private loops: NodeJS.Timeout[] = [];
+  /** Whether the current lapse of this node's leases has been logged (once a lapse, not once a slot). */
+  private lapseLogged = false;
   private watermark = new Date(0);
   private gen = 0;
   private stopped = false;
   private readonly ran: Counter;
   private readonly throttled: Counter;
   private readonly skipped: Counter;
+  private readonly leaseLapsed: Counter;
   private readonly lag: Histogram;
 
   constructor(private readonly o: SchedulerOptions) {
@@ -99,6 +104,10 @@ export class Scheduler {
     this.ran = new Counter({ name: 'keepwatch_checks_total', help: 'Checks started by this node', registers });
     this.throttled = new Counter({ name: 'keepwatch_checks_throttled_total', help: 'Ticks dropped by the per-host throttle', registers });
     this.skipped = new Counter({ name: 'keepwatch_check_slots_skipped_total', help: 'Slots skipped because the node fell a whole interval behind', registers });
+    this.leaseLapsed = new Counter({
+      name: 'keepwatch_check_slots_lease_lapsed_total', registers,
+      help: "Slots not run because this node's shard leases were past their safe end (renewal failing or slower than the margin)",
+    });
     this.lag = new Histogram({
       name: 'keepwatch_check_lag_seconds', help: 'Start time minus slot time', registers,
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
@@ -108,9 +117,10 @@ export class Scheduler {
   async start(): Promise<void> {
     // Shards gained are loaded whole; polls then only need what changes from here on.
     this.watermark = new Date();
+    const firstRound = performance.now();
     await this.renewLeases();
+    this.scheduleRenewal(firstRound);
     this.loops.push(
-      setInterval(() => void this.renewLeases(), this.o.leases.renewMs),
       setInterval(() => void this.poll(), this.o.pollMs),
       setInterval(() => void this.reload(), this.o.reloadMs),
     );
@@ -121,9 +131,11 @@ export class Scheduler {
   async stop(): Promise<void> {
     this.stopped = true;
     for (const loop of this.loops) clearInterval(loop);
+    clearTimeout(this.renewTimer);
     clearTimeout(this.timer);
     this.abort.abort();
-    await Promise.allSettled([...this.inflight]);
+    // A round still running would otherwise renew in the store what the release gives back.
+    await Promise.allSettled([...this.inflight, this.renewal]);
     await this.leases.release().catch((err: unknown) => this.o.log.warn({ err }, 'scheduler: releasing leases failed'));
   }
 
@@ -133,14 +145,41 @@ export class Scheduler {
   /** The checks a second they ask for, which sizes the timer's quantum (for tests). */
   get checksPerSecond(): number { return this.checksPerSec; }
 
+  /**
+   * Rounds start every `renewMs`, but never while the last one runs: two rounds of one node at once
+   * could each give back or take shards on a share the other no longer agrees with.
+   */
+  private scheduleRenewal(lastStarted: number): void {
+    if (this.stopped) return;
+    const wait = Math.max(0, lastStarted + this.o.leases.renewMs - performance.now());
+    this.renewTimer = setTimeout(() => {
+      const started = performance.now();
+      this.renewal = this.renewLeases().finally(() => this.scheduleRenewal(started));
+    }, wait);
+    this.renewTimer.unref();
+  }
+
   private async renewLeases(): Promise<void> {
     try {
       const { gained, lost } = await this.leases.renew();
       if (lost.length) this.dropShards(new Set(lost));
+      if (this.lapseLogged && !this.leases.lapsed()) {
+        this.lapseLogged = false;
+        this.o.log.info('scheduler: shard leases renewed in time again; checks resume');
+      }
       if (gained.length) await this.apply(loadShards(this.o.db, gained), false);
     } catch (err) {
       this.o.log.warn({ err }, 'scheduler: lease renewal failed; shards stop running when their leases lapse');
     }
+  }
+
+  /** A slot of a held shard passes unrun: counted, and logged once a lapse so that it is never silent. */
+  private missedForLease(): void {
+    this.leaseLapsed.inc();
+    if (this.lapseLogged) return;
+    this.lapseLogged = true;
+    this.o.log.warn({ renewMs: this.o.leases.renewMs, ttlMs: this.o.leases.ttlMs },
+      "scheduler: this node's shard leases are past their safe end (renewal failing or slower than ttl - renew); its checks do not run until a renewal succeeds in time");
   }
 
   private async poll(): Promise<void> {
@@ -241,6 +280,7 @@ export class Scheduler {
       const job = this.jobs.get(top.key);
       if (!job || job.gen !== top.gen) continue;
       if (this.leases.runs(job.shard)) this.dispatch(job, now);
+      else if (this.leases.lapsed()) this.missedForLease();
       let next = job.due + job.monitor.intervalMs;
       if (next <= now) {
         this.skipped.inc(Math.floor((now - job.due) / job.monitor.intervalMs));
