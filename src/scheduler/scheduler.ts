@@ -17,7 +17,7 @@ import type { CheckSpecT } from '../targets/check-specs.js';
 import { DueHeap } from './heap.js';
 import { ShardLeases, type LeaseOptions } from './leases.js';
 import { loadShards, toMonitor, type Monitor, type MonitorRow } from './monitors.js';
-import { dispatchQuantumMs, nextSlotMs, phaseMs, shardOf } from './slots.js';
+import { dispatchQuantumMs, movedPhaseMs, nextSlotMs, phaseMs, shardOf } from './slots.js';
 import { HostThrottle, hostPortOf } from './throttle.js';
 
 /** Runs one check of a monitor in a region; failures of the target are results, not throws. */
@@ -279,9 +279,11 @@ export class Scheduler {
       this.heap.pop();
       const job = this.jobs.get(top.key);
       if (!job || job.gen !== top.gen) continue;
-      if (this.leases.runs(job.shard)) this.dispatch(job, now);
+      let dropped = false;
+      if (this.leases.runs(job.shard)) dropped = !this.dispatch(job, now);
       else if (this.leases.lapsed()) this.missedForLease();
-      let next = job.due + job.monitor.intervalMs;
+      if (dropped) job.phase = movedPhaseMs(job.phase, job.monitor.intervalMs);
+      let next = dropped ? nextSlotMs(now + 1, job.monitor.intervalMs, job.phase) : job.due + job.monitor.intervalMs;
       if (next <= now) {
         this.skipped.inc(Math.floor((now - job.due) / job.monitor.intervalMs));
         next = nextSlotMs(now + 1, job.monitor.intervalMs, job.phase);
@@ -294,11 +296,12 @@ export class Scheduler {
     this.arm();
   }
 
-  private dispatch(job: Job, now: number): void {
+  /** Starts the job's check; false when the per-host throttle drops the tick instead. */
+  private dispatch(job: Job, now: number): boolean {
     const { monitor, throttleKey } = job;
     if (throttleKey !== null && !this.throttle.acquire(throttleKey)) {
       this.throttled.inc();
-      return;
+      return false;
     }
     this.ran.inc();
     this.lag.observe((now - job.due) / 1000);
@@ -307,6 +310,7 @@ export class Scheduler {
       this.inflight.delete(run);
     });
     this.inflight.add(run);
+    return true;
   }
 
   private async restate(monitor: Monitor): Promise<void> {

@@ -29,6 +29,19 @@ export function phaseMs(targetId: string, region: string, intervalMs: number): n
   return digest.readUInt32BE(0) % intervalMs;
 }
 
+/** 1 - 1/φ: a phase moved by this fraction again and again never lands near where it has been. */
+const DROPPED_SLOT_SHIFT = 0.382;
+
+/**
+ * The phase a monitor moves to when the per-host throttle drops its tick. Slots are fixed, so
+ * without a move a monitor whose slot falls beside busy ones on its host would be dropped on every
+ * slot, never checked. Moved in memory only: a node that takes its shard over starts again from
+ * `phaseMs`, so a handover after a drop may run or skip one extra slot.
+ */
+export function movedPhaseMs(phase: number, intervalMs: number): number {
+  return (phase + Math.round(intervalMs * DROPPED_SLOT_SHIFT)) % intervalMs;
+}
+
 /** The first slot at or after `atMs`. */
 export function nextSlotMs(atMs: number, intervalMs: number, phase: number): number {
   const k = Math.ceil((atMs - phase) / intervalMs);

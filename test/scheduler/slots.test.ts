@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { newId } from '../../src/shared/ids.js';
 import { DueHeap } from '../../src/scheduler/heap.js';
 import { regionsAtHandOut } from '../../src/targets/regions.js';
-import { CHECKS_PER_WAKE, dispatchQuantumMs, effectiveIntervalSecs, MAX_DISPATCH_QUANTUM_MS, nextSlotMs, phaseMs, SHARD_COUNT, shardOf } from '../../src/scheduler/slots.js';
+import { CHECKS_PER_WAKE, dispatchQuantumMs, effectiveIntervalSecs, MAX_DISPATCH_QUANTUM_MS, movedPhaseMs, nextSlotMs, phaseMs, SHARD_COUNT, shardOf } from '../../src/scheduler/slots.js';
 import { HostThrottle, hostPortOf } from '../../src/scheduler/throttle.js';
 import { toMonitor, type HandOutDeps, type MonitorRow } from '../../src/scheduler/monitors.js';
 import type { PlanService } from '../../src/plans/service.js';
@@ -58,6 +58,20 @@ describe('scheduler: slots', () => {
     const buckets = new Array(6).fill(0);
     for (let i = 0; i < 6000; i++) buckets[Math.floor(phaseMs(newId(), 'local', interval) / 10_000)]++;
     for (const n of buckets) assert.ok(n > 800 && n < 1200, `uneven spread ${buckets}`);
+  });
+
+  it('a dropped slot moves well away, stays inside the interval, and repeated moves never come back near', () => {
+    const interval = 10_000;
+    const visited = [7_000];
+    for (let i = 0; i < 8; i++) visited.push(movedPhaseMs(visited.at(-1)!, interval));
+    assert.equal(visited[1], 820, '0.382 of the interval later, wrapped');
+    for (const p of visited) assert.ok(Number.isInteger(p) && p >= 0 && p < interval);
+    for (let i = 0; i < visited.length; i++) {
+      for (let j = i + 1; j < visited.length; j++) {
+        const d = Math.abs(visited[i]! - visited[j]!);
+        assert.ok(Math.min(d, interval - d) >= 500, `moves ${i} and ${j} land ${d} ms apart`);
+      }
+    }
   });
 
   it('shards come from the random tail of the id and cover every shard', () => {
