@@ -1,7 +1,8 @@
 // When a monitor runs (issue 4, "Scheduler"): at its effective interval, on slots fixed by its id.
 // A slot is `k * interval + phase` with the phase drawn from the id, so start times spread evenly
 // (no herd at :00) and every node computes the same slots: a shard that changes hands mid-interval
-// is neither run twice nor skipped twice.
+// is neither run twice nor skipped twice. A monitor whose tick the per-host throttle drops moves
+// its own phase (`movedPhaseMs`).
 import { createHash } from 'node:crypto';
 import { MANUAL_INTERVAL_SECS, type CheckKind } from '../targets/constants.js';
 import { effectiveFloor } from '../targets/intervals.js';
