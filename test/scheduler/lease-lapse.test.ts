@@ -32,8 +32,9 @@ describe('scheduler: a lapse of its leases', () => {
     const tenant = await createTenantWithToken(t, { plan: 'team' });
     await overrideCaps(t, tenant.accountId, { min_check_interval_secs: 1 });
     const api = client(t, tenant.token);
-    // Twenty monitors at the 10 s floor: a slot every half second on average.
-    for (let i = 0; i < 20; i++) {
+    // Forty monitors at the 10 s floor: a slot every quarter second on average, so the 3 s the
+    // test watches hold about twelve.
+    for (let i = 0; i < 40; i++) {
       const res = await api('POST', '/api/v1/targets', { name: `m${i}`, check: { type: 'tcp', host: '127.0.0.1', port: 9 }, interval: 10 });
       assert.equal(res.statusCode, 201, res.body);
     }
@@ -81,7 +82,7 @@ describe('scheduler: a lapse of its leases', () => {
     stall = { promise: new Promise<void>((resolve) => { release = resolve; }), release };
     const roundsBefore = roundsOpened;
     try {
-      // The margin (ttl - renew = 750 ms) runs out, then about six slots pass.
+      // The margin (ttl - renew = 750 ms) runs out, then about twelve slots pass.
       await sleep(4000);
       const lapsedAt = Date.now() - 3000;
       assert.deepEqual(runs.filter((at) => at > lapsedAt), [], 'no check runs once the margin is gone');
