@@ -40,14 +40,14 @@ describe('scheduler: a lapse of its leases', () => {
     }
 
     // The renewing statement hangs while `stall` is set; every round's opening query is counted.
-    let stall: { promise: Promise<void>; release: () => void } | undefined;
+    let stall: Promise<void> | undefined;
     let roundsOpened = 0;
     const db = t.services.db;
     const stallingDb: Db = new Proxy(db, {
       get: (target, key) => (key === 'query'
         ? async (sql: string, ...rest: unknown[]) => {
           if (sql.includes(ROUND_OPENING_SQL)) roundsOpened++;
-          if (sql.includes(RENEW_SQL) && stall) await stall.promise;
+          if (sql.includes(RENEW_SQL) && stall) await stall;
           return (target.query as (...args: unknown[]) => Promise<unknown>)(sql, ...rest);
         }
         : Reflect.get(target, key)),
@@ -79,7 +79,7 @@ describe('scheduler: a lapse of its leases', () => {
     assert.equal(warnings().length, 0);
 
     let release!: () => void;
-    stall = { promise: new Promise<void>((resolve) => { release = resolve; }), release };
+    stall = new Promise<void>((resolve) => { release = resolve; });
     const roundsBefore = roundsOpened;
     try {
       // The margin (ttl - renew = 750 ms) runs out, then about twelve slots pass.

@@ -34,9 +34,9 @@ describe('scheduler: two nodes on one store', () => {
         return { status: 'up', duration_ms: 1, error: null };
       },
       restate: async (monitor) => { runs.push({ node: name, id: monitor.id, at: Date.now() }); },
-      // All thirty monitors dial one host: a per-host cap of 2 would drop any slot that falls in
-      // a tick with two others (a loaded machine batches ticks), and this test counts every slot.
-      // The cap has its own test (test/checks/engine.test.ts).
+      // All thirty monitors dial one host: a per-host cap of 2 would drop (and move) any slot
+      // that shares a timer wake-up with two others, and this test counts every slot on its
+      // place. The cap has its own tests (test/checks/engine.test.ts, throttle.test.ts).
       variables: async () => new Map(), perHostMaxInflight: 1000,
       leases: { ttlMs: 2000, renewMs: 400 }, pollMs: 300, reloadMs: 3000,
     });
