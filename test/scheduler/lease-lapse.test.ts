@@ -8,9 +8,9 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import type { Db } from '../../src/db/db.js';
 import type { ProbeResult } from '../../src/probes/types.js';
-import { Scheduler } from '../../src/scheduler/scheduler.js';
-import { createTenantWithToken, startTestApp, type TestApp } from '../helpers/app.js';
-import { client, overrideCaps } from '../targets/helpers.js';
+import type { Scheduler } from '../../src/scheduler/scheduler.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { tenantAtKindFloor, testScheduler } from './helpers.js';
 
 const RENEW_SQL = 'UPDATE scheduler_leases SET lease_until = now()';
 const ROUND_OPENING_SQL = 'INSERT INTO scheduler_nodes';
@@ -29,9 +29,7 @@ describe('scheduler: a lapse of its leases', () => {
   });
 
   it('counts the slots it does not run, warns once, says when checks resume, and never runs two rounds at once', async () => {
-    const tenant = await createTenantWithToken(t, { plan: 'team' });
-    await overrideCaps(t, tenant.accountId, { min_check_interval_secs: 1 });
-    const api = client(t, tenant.token);
+    const { api } = await tenantAtKindFloor(t);
     // Forty monitors at the 10 s floor: a slot every quarter second on average, so the 3 s the
     // test watches hold about twelve.
     for (let i = 0; i < 40; i++) {
@@ -57,16 +55,12 @@ describe('scheduler: a lapse of its leases', () => {
     const log = pino({ level: 'info' }, { write: (line: string) => logs.push(JSON.parse(line)) });
     const registry = new Registry();
     const runs: number[] = [];
-    const s = t.services;
-    scheduler = new Scheduler({
-      db: stallingDb, plans: s.plans, sealer: s.sealer, regions: s.regions, log, registry,
-      sink: { push: () => {} }, region: 'local',
+    scheduler = testScheduler(t, {
+      db: stallingDb, log, registry, perHostMaxInflight: 100, leases: { ttlMs: 1000, renewMs: 250 }, pollMs: 300,
       execute: async (): Promise<ProbeResult> => {
         runs.push(Date.now());
         return { status: 'up', duration_ms: 1, error: null };
       },
-      restate: async () => {}, variables: async () => new Map(), perHostMaxInflight: 100,
-      leases: { ttlMs: 1000, renewMs: 250 }, pollMs: 300, reloadMs: 60_000,
     });
     const lapsedSlots = async (): Promise<number> =>
       (await registry.getSingleMetric('keepwatch_check_slots_lease_lapsed_total')!.get()).values[0]?.value ?? 0;

@@ -5,13 +5,13 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import pino from 'pino';
 import type { Db } from '../../src/db/db.js';
 import { loadShards, type MonitorRow } from '../../src/scheduler/monitors.js';
-import { Scheduler } from '../../src/scheduler/scheduler.js';
+import type { Scheduler } from '../../src/scheduler/scheduler.js';
 import { SHARD_COUNT, shardOf } from '../../src/scheduler/slots.js';
-import { createTenantWithToken, startTestApp, type TestApp } from '../helpers/app.js';
-import { client, overrideCaps, type Api } from '../targets/helpers.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import type { Api } from '../targets/helpers.js';
+import { tenantAtKindFloor, testScheduler } from './helpers.js';
 
 const ALL_SHARDS = Array.from({ length: SHARD_COUNT }, (_, i) => i);
 
@@ -35,9 +35,7 @@ describe('scheduler: loading monitors', () => {
 
   before(async () => {
     t = await startTestApp({ config: { 'security.allow_private_targets': true } });
-    const tenant = await createTenantWithToken(t, { plan: 'team' });
-    api = client(t, tenant.token);
-    await overrideCaps(t, tenant.accountId, { min_check_interval_secs: 1 });
+    ({ api } = await tenantAtKindFloor(t));
     for (let i = 0; i < 5; i++) ids.push(await create(`m${i}`));
     ids.sort();
   });
@@ -86,13 +84,7 @@ describe('scheduler: loading monitors', () => {
         return rows;
       },
     };
-    const scheduler = new Scheduler({
-      db, plans: s.plans, sealer: s.sealer, regions: s.regions, log: pino({ level: 'silent' }),
-      sink: { push: () => {} }, region: 'local',
-      execute: async () => ({ status: 'up', duration_ms: 1, error: null }),
-      restate: async () => {}, variables: async () => new Map(), perHostMaxInflight: 2,
-      leases: { ttlMs: 60_000, renewMs: 20_000 }, pollMs: 50, reloadMs: 3_600_000,
-    });
+    const scheduler = testScheduler(t, { db, leases: { ttlMs: 60_000, renewMs: 20_000 }, pollMs: 50, reloadMs: 3_600_000 });
     stopped.push(scheduler);
     await scheduler.start();
     assert.equal(scheduler.scheduledCount, 5);

@@ -5,14 +5,14 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import pino from 'pino';
 import type { ProbeResult } from '../../src/probes/types.js';
 import type { CheckResultRecord } from '../../src/results/types.js';
 import { restateManualState } from '../../src/manual/index.js';
-import { Scheduler } from '../../src/scheduler/scheduler.js';
+import type { Scheduler } from '../../src/scheduler/scheduler.js';
 import { nextSlotMs, phaseMs } from '../../src/scheduler/slots.js';
 import { createTenantWithToken, startTestApp, type TestApp } from '../helpers/app.js';
 import { client, overrideCaps, type Api } from '../targets/helpers.js';
+import { tenantAtKindFloor, testScheduler } from './helpers.js';
 
 const INTERVAL_MS = 10_000;
 
@@ -25,10 +25,8 @@ describe('scheduler: two nodes on one store', () => {
   const nodes: Scheduler[] = [];
 
   const node = (name: string): Scheduler => {
-    const s = t.services;
-    const scheduler = new Scheduler({
-      db: s.db, plans: s.plans, sealer: s.sealer, regions: s.regions, log: pino({ level: 'silent' }),
-      sink: { push: (r) => results.push(r) }, region: 'local',
+    const scheduler = testScheduler(t, {
+      sink: { push: (r) => results.push(r) },
       execute: async (monitor): Promise<ProbeResult> => {
         runs.push({ node: name, id: monitor.id, at: Date.now() });
         return { status: 'up', duration_ms: 1, error: null };
@@ -37,7 +35,7 @@ describe('scheduler: two nodes on one store', () => {
       // All thirty monitors dial one host: a per-host cap of 2 would drop (and move) any slot
       // that shares a timer wake-up with two others, and this test counts every slot on its
       // place. The cap has its own tests (test/checks/engine.test.ts, throttle.test.ts).
-      variables: async () => new Map(), perHostMaxInflight: 1000,
+      perHostMaxInflight: 1000,
       leases: { ttlMs: 2000, renewMs: 400 }, pollMs: 300, reloadMs: 3000,
     });
     nodes.push(scheduler);
@@ -46,10 +44,7 @@ describe('scheduler: two nodes on one store', () => {
 
   before(async () => {
     t = await startTestApp({ config: { 'security.allow_private_targets': true } });
-    const tenant = await createTenantWithToken(t, { plan: 'team' });
-    accountId = tenant.accountId;
-    api = client(t, tenant.token);
-    await overrideCaps(t, accountId, { min_check_interval_secs: 1 });
+    ({ api, accountId } = await tenantAtKindFloor(t));
   });
   after(async () => {
     await Promise.all(nodes.map((n) => n.stop()));
@@ -177,15 +172,14 @@ describe('scheduler: manual monitors', () => {
 
     const start = Date.now();
     const s = t.services;
-    scheduler = new Scheduler({
-      db: s.db, plans: s.plans, sealer: s.sealer, regions: s.regions, log: pino({ level: 'silent' }),
+    scheduler = testScheduler(t, {
       sink: { push: (r) => probed.push(r.targetId) }, region: regionWithSlotsSoon(running, paused, start),
       execute: async (monitor): Promise<ProbeResult> => {
         probed.push(monitor.id);
         return { status: 'up', duration_ms: 1, error: null };
       },
       restate: async (monitor) => { await restateManualState(s.db, s.results, s.clock, monitor); },
-      variables: async () => new Map(), perHostMaxInflight: 1,
+      perHostMaxInflight: 1,
       leases: { ttlMs: 3000, renewMs: 1000 }, pollMs: 200, reloadMs: 60_000,
     });
     await scheduler.start();

@@ -4,13 +4,12 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import pino from 'pino';
 import { Registry } from 'prom-client';
 import type { ProbeResult } from '../../src/probes/types.js';
-import { Scheduler } from '../../src/scheduler/scheduler.js';
+import type { Scheduler } from '../../src/scheduler/scheduler.js';
 import { movedPhaseMs, phaseMs } from '../../src/scheduler/slots.js';
-import { createTenantWithToken, startTestApp, type TestApp } from '../helpers/app.js';
-import { client, overrideCaps } from '../targets/helpers.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { tenantAtKindFloor, testScheduler } from './helpers.js';
 
 const INTERVAL_MS = 10_000;
 /** How long each check holds its host: longer than the gap between the two slots chosen below. */
@@ -32,9 +31,7 @@ describe('scheduler: a tick the per-host throttle drops', () => {
   });
 
   it('moves the dropped monitor to another slot, where it runs; the busy one keeps its slots', async () => {
-    const tenant = await createTenantWithToken(t, { plan: 'team' });
-    await overrideCaps(t, tenant.accountId, { min_check_interval_secs: 1 });
-    const api = client(t, tenant.token);
+    const { api } = await tenantAtKindFloor(t);
     // Monitors on one host until two slots fall 60-250 ms apart: more than a timer quantum (so
     // they start in order) and less than HOLD_MS (so the first still holds the host).
     const ids: string[] = [];
@@ -54,17 +51,13 @@ describe('scheduler: a tick the per-host throttle drops', () => {
 
     const runs: Array<{ id: string; at: number }> = [];
     const registry = new Registry();
-    const s = t.services;
-    scheduler = new Scheduler({
-      db: s.db, plans: s.plans, sealer: s.sealer, regions: s.regions, log: pino({ level: 'silent' }), registry,
-      sink: { push: () => {} }, region: 'local',
+    scheduler = testScheduler(t, {
+      registry, perHostMaxInflight: 1,
       execute: async (monitor): Promise<ProbeResult> => {
         runs.push({ id: monitor.id, at: Date.now() });
         await sleep(HOLD_MS);
         return { status: 'up', duration_ms: HOLD_MS, error: null };
       },
-      restate: async () => {}, variables: async () => new Map(), perHostMaxInflight: 1,
-      leases: { ttlMs: 6000, renewMs: 2000 }, pollMs: 1000, reloadMs: 60_000,
     });
     const throttled = async (): Promise<number> =>
       (await registry.getSingleMetric('keepwatch_checks_throttled_total')!.get()).values[0]?.value ?? 0;
