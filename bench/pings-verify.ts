@@ -25,7 +25,7 @@ export interface Durability {
 export interface AckedTarget { targetId: string; acks: number; lastAckSentAt: number }
 
 export async function verifyDurability(store: { dataDir?: string; databaseUrl?: string }, targets: readonly AckedTarget[]): Promise<Durability> {
-  const db: Db = store.databaseUrl ? openPostgres(store.databaseUrl, 1) : await openPglite({ dataDir: join(store.dataDir!, 'pg') });
+  const db: Db = store.databaseUrl ? openPostgres(store.databaseUrl, { max: 1 }) : await openPglite({ dataDir: join(store.dataDir!, 'pg') });
   try {
     const rows = await db.query<{ target_id: string; n: number }>('SELECT target_id, count(*)::int AS n FROM heartbeat_pings GROUP BY target_id');
     const lastPing = await db.query<{ target_id: string; at: number | null }>(

@@ -15,7 +15,23 @@ export interface QueryOptions {
    * only, as every name stays for the connection's life.
    */
   prepared?: string;
+  /**
+   * How long PostgreSQL may take to answer before the driver gives up on the statement and drops
+   * its connection; `Infinity` waits as long as it takes (migrations, a lock another node's
+   * migration holds). Unset: STATEMENT_DEADLINE_MS. PGlite runs in the process and ignores it.
+   */
+  timeoutMs?: number;
 }
+
+/**
+ * A statement's default deadline on PostgreSQL. A connection whose server vanished without a reset
+ * (a failover, a dropped route) otherwise holds its statement for the kernel's retransmission
+ * timeout, some 15 minutes: a node would run no checks and answer no pings for that long.
+ * Generous beside any statement the service runs; an answer this late is an outage either way.
+ */
+export const STATEMENT_DEADLINE_MS = 60_000;
+// setTimeout's ceiling (about 24.8 days): `pg` arms a timer for every deadline and has no "none".
+const NO_DEADLINE_MS = 2 ** 31 - 1;
 
 export interface Executor {
   query<T = Row>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]>;
@@ -37,36 +53,60 @@ const pgTypes = {
     oid === INT8_OID ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text'),
 };
 
-const pgQuery = (text: string, values?: readonly unknown[], options?: QueryOptions): pg.QueryConfig =>
-  ({ text, values: literalParams(values), ...(options?.prepared && { name: options.prepared }) });
+type PgQuery = pg.QueryConfig & { query_timeout?: number };
 
-export function openPostgres(url: string, max = 10): Db {
-  const pool = new pg.Pool({ connectionString: url, max, types: pgTypes, idleTimeoutMillis: 10_000 });
+const pgQuery = (text: string, values: readonly unknown[] | undefined, deadlineMs: number, options?: QueryOptions): PgQuery => ({
+  text, values: literalParams(values), query_timeout: Math.max(1, Math.min(options?.timeoutMs ?? deadlineMs, NO_DEADLINE_MS)),
+  ...(options?.prepared && { name: options.prepared }),
+});
+
+/** Scripts (migrations, VACUUM) take as long as they take. */
+const pgScript = (text: string): PgQuery => ({ text, query_timeout: NO_DEADLINE_MS });
+
+/** `pg` words a statement past its deadline so, with no code. */
+const isPastDeadline = (err: unknown): boolean => err instanceof Error && err.message === 'Query read timeout';
+
+export interface PostgresOptions {
+  /** Connections in the pool. */
+  max?: number;
+  /** A statement's deadline unless its query says otherwise (tests shorten it). */
+  statementDeadlineMs?: number;
+}
+
+export function openPostgres(url: string, options: PostgresOptions = {}): Db {
+  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, types: pgTypes, idleTimeoutMillis: 10_000 });
+  const deadlineMs = options.statementDeadlineMs ?? STATEMENT_DEADLINE_MS;
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => {});
   return {
     kind: 'pg',
+    // The pool drops a client whose query failed, so one past its deadline is never reused.
     async query<T>(sql: string, params?: readonly unknown[], options?: QueryOptions) {
-      return (await pool.query(pgQuery(sql, params, options))).rows as T[];
+      return (await pool.query(pgQuery(sql, params, deadlineMs, options))).rows as T[];
     },
     async transaction(fn) {
       const client = await pool.connect();
+      // Set when the connection may be mid-statement or gone: it is dropped, not pooled again, and
+      // the server rolls back the transaction of a connection that ends.
+      let broken = false;
       try {
-        await client.query('BEGIN');
+        await client.query(pgQuery('BEGIN', undefined, deadlineMs));
         const result = await fn({
-          query: async <T>(sql: string, p?: readonly unknown[], o?: QueryOptions) => (await client.query(pgQuery(sql, p, o))).rows as T[],
-          exec: async (sql) => void (await client.query(sql)),
+          query: async <T>(sql: string, p?: readonly unknown[], o?: QueryOptions) => (await client.query(pgQuery(sql, p, deadlineMs, o))).rows as T[],
+          exec: async (sql) => void (await client.query(pgScript(sql))),
         });
-        await client.query('COMMIT');
+        await client.query(pgQuery('COMMIT', undefined, deadlineMs));
         return result;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
+        // A ROLLBACK sent after a statement past its deadline would wait out a deadline of its own.
+        if (isPastDeadline(err)) broken = true;
+        else await client.query(pgQuery('ROLLBACK', undefined, deadlineMs)).catch(() => (broken = true));
         throw err;
       } finally {
-        client.release();
+        client.release(broken);
       }
     },
-    exec: async (sql) => void (await pool.query(sql)),
+    exec: async (sql) => void (await pool.query(pgScript(sql))),
     close: () => pool.end(),
   };
 }

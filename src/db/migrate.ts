@@ -20,7 +20,8 @@ export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
 /** Returns the versions it applied. */
 export async function migrate(db: Db, migrations = listMigrations()): Promise<number[]> {
   return db.transaction(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
+    // Another node may be applying a long migration under it.
+    await tx.query('SELECT pg_advisory_xact_lock($1::bigint)', [MIGRATION_LOCK_KEY], { timeoutMs: Infinity });
     await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
     const done = new Set((await tx.query<{ version: number }>('SELECT version FROM schema_migrations')).map((r) => r.version));

@@ -37,18 +37,21 @@ export class ShardLeases {
     const { ttlMs, renewMs } = this.options;
     const before = new Set(this.held);
     const ttl = `${ttlMs} milliseconds`;
+    // A statement answered past the margin renews nothing the node may use; one on a connection gone
+    // silent would otherwise hold every later round behind it for the store's whole deadline.
+    const inMargin = { timeoutMs: ttlMs - renewMs };
     await this.db.query(
       `INSERT INTO scheduler_nodes (node_id, seen_at) VALUES ($1, now())
-       ON CONFLICT (node_id) DO UPDATE SET seen_at = now()`, [this.nodeId]);
+       ON CONFLICT (node_id) DO UPDATE SET seen_at = now()`, [this.nodeId], inMargin);
     const [live] = await this.db.query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM scheduler_nodes WHERE seen_at > now() - $1::interval', [ttl]);
+      'SELECT count(*)::int AS n FROM scheduler_nodes WHERE seen_at > now() - $1::interval', [ttl], inMargin);
     const share = Math.ceil(SHARD_COUNT / Math.max(1, live?.n ?? 1));
     // The safe end counts from here: the queries before this one renew nothing, and a slow store
     // stretching them would otherwise use up the margin, leaving the node running nothing.
     const renewing = performance.now();
     const renewed = await this.db.query<{ shard: number }>(
       `UPDATE scheduler_leases SET lease_until = now() + $2::interval
-        WHERE node_id = $1 AND lease_until > now() RETURNING shard`, [this.nodeId, ttl]);
+        WHERE node_id = $1 AND lease_until > now() RETURNING shard`, [this.nodeId, ttl], inMargin);
     let mine = renewed.map((r) => r.shard).sort((a, b) => a - b);
     if (mine.length > share) {
       const extra = mine.slice(share);
@@ -57,12 +60,12 @@ export class ShardLeases {
       this.held = new Set(mine);
       await this.db.query(
         `UPDATE scheduler_leases SET node_id = NULL, lease_until = '-infinity' WHERE node_id = $1 AND shard = ANY($2::smallint[])`,
-        [this.nodeId, extra]);
+        [this.nodeId, extra], inMargin);
     } else if (mine.length < share) {
       const taken = await this.db.query<{ shard: number }>(
         `UPDATE scheduler_leases SET node_id = $1, lease_until = now() + $3::interval
           WHERE shard IN (SELECT shard FROM scheduler_leases WHERE lease_until <= now() ORDER BY shard LIMIT $2 FOR UPDATE SKIP LOCKED)
-          RETURNING shard`, [this.nodeId, share - mine.length, ttl]);
+          RETURNING shard`, [this.nodeId, share - mine.length, ttl], inMargin);
       mine = [...mine, ...taken.map((r) => r.shard)];
     }
     this.held = new Set(mine);

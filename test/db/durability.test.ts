@@ -27,7 +27,7 @@ describe('durability: an acknowledged write survives SIGKILL', () => {
     await server.kill('SIGKILL');
     assert.equal(server.child.signalCode, 'SIGKILL');
 
-    const db: Db = store.databaseUrl ? openPostgres(store.databaseUrl, 1) : await openPglite({ dataDir: join(store.dataDir, 'pg') });
+    const db: Db = store.databaseUrl ? openPostgres(store.databaseUrl, { max: 1 }) : await openPglite({ dataDir: join(store.dataDir, 'pg') });
     try {
       const users = await db.query<{ id: string; email: string }>('SELECT id, email FROM users WHERE id = $1', [created.user_id]);
       assert.deepEqual(users, [{ id: created.user_id, email }]);

@@ -33,7 +33,7 @@ async function freshDatabase(): Promise<{ open(): Promise<Db>; drop(): Promise<v
   url.pathname = `/${name}`;
   const pools: Db[] = [];
   return {
-    open: async () => { const db = openPostgres(url.toString(), 2); pools.push(db); return db; },
+    open: async () => { const db = openPostgres(url.toString(), { max: 2 }); pools.push(db); return db; },
     async drop() {
       await Promise.all(pools.map((p) => p.close()));
       await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -108,7 +108,7 @@ describe('keepwatch migrate', () => {
       const second = await runCli(['migrate'], env);
       assert.equal(second.code, 0, second.stderr);
       assert.match(second.stdout, /no pending migrations/);
-      const db = store.databaseUrl ? openPostgres(store.databaseUrl, 1) : await openPglite({ dataDir: join(store.dataDir, 'pg') });
+      const db = store.databaseUrl ? openPostgres(store.databaseUrl, { max: 1 }) : await openPglite({ dataDir: join(store.dataDir, 'pg') });
       try {
         assert.deepEqual((await recorded(db)).map((r) => r.version), listMigrations().map((m) => m.version));
       } finally {

@@ -71,7 +71,7 @@ describe('heartbeat pings: durability and bodies on a real socket', () => {
     await Promise.all(loops);
     assert.ok(total >= 40, 'pings were acknowledged before the kill');
 
-    const db: Db = store.databaseUrl ? openPostgres(store.databaseUrl, 1) : await openPglite({ dataDir: join(store.dataDir, 'pg') });
+    const db: Db = store.databaseUrl ? openPostgres(store.databaseUrl, { max: 1 }) : await openPglite({ dataDir: join(store.dataDir, 'pg') });
     try {
       const rows = await db.query<{ target_id: string; n: number }>(
         `SELECT target_id, count(*)::int AS n FROM heartbeat_pings WHERE target_id = ANY($1::uuid[]) AND (exit_code IS NOT NULL OR signal = 'start') GROUP BY target_id`, [ids]);

@@ -93,7 +93,7 @@ async function ensurePostgresTemplate(): Promise<string> {
       const { rows } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [template]);
       if (rows.length) return;
       await client.query(`CREATE DATABASE ${template}`);
-      const db = openPostgres(adminUrl(template), 1);
+      const db = openPostgres(adminUrl(template), { max: 1 });
       try { await migrate(db); } finally { await db.close(); }
     } finally {
       await client.query('SELECT pg_advisory_unlock(7771)');
@@ -120,7 +120,7 @@ async function createPostgresStore(): Promise<TestStore> {
   const name = `kw_t_${randomToken(6).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
   await cloneTemplateDatabase(name);
   const url = adminUrl(name);
-  const db = openPostgres(url, 5);
+  const db = openPostgres(url, { max: 5 });
   return {
     db,
     url,

@@ -195,7 +195,7 @@ describe('RateLimiter across nodes', () => {
   // Separate pools (separate nodes) exist only on a server; PGlite admits one process.
   if (usePostgres) {
     it('two connection pools on one PostgreSQL database share counts after sync()', async () => {
-      const second = openPostgres(store.url!, 2);
+      const second = openPostgres(store.url!, { max: 2 });
       try {
         await sharesCounts(store.db, second, 'two-pools');
       } finally {
