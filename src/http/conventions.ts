@@ -32,17 +32,55 @@ async function refuseUnexpectedBody(request: FastifyRequest): Promise<void> {
   if (key !== undefined) throw new AppError(422, 'INVALID_JSON', `unknown key "${key}"; this endpoint takes no body (send none, or {})`, { field: key, allowed: [] });
 }
 
+/**
+ * Where valid JSON holds a key Fastify's parser refuses (`__proto__`, or `prototype` inside
+ * `constructor`), as a field path; undefined for text that is not JSON. Only on a refused body.
+ */
+export function prototypeKeyOf(text: string): string | undefined {
+  let parsed: unknown;
+  try {
+    // JSON.parse makes `__proto__` an own key, so walking the result is safe.
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const find = (value: unknown, path: string): string | undefined => {
+    if (typeof value !== 'object' || value === null) return undefined;
+    if (Array.isArray(value)) {
+      for (const [i, item] of value.entries()) {
+        const found = find(item, `${path}[${i}]`);
+        if (found !== undefined) return found;
+      }
+      return undefined;
+    }
+    for (const [key, child] of Object.entries(value)) {
+      const at = path ? `${path}.${key}` : key;
+      if (key === '__proto__') return at;
+      if (key === 'constructor' && typeof child === 'object' && child !== null && Object.hasOwn(child, 'prototype')) return `${at}.prototype`;
+      const found = find(child, at);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
+  return find(parsed, '');
+}
+
 export function installConventions(app: FastifyInstance): void {
   // Fastify parses text/plain by default; the API takes JSON only, anything else is 415.
   app.removeContentTypeParser('text/plain');
 
   // Clients often send `Content-Type: application/json` on a bodiless GET or DELETE: a route that takes
-  // no body ignores an empty one. Everything else goes to Fastify's parser (prototype-poisoning checks).
+  // no body ignores an empty one. Everything else goes to Fastify's parser, which refuses a key that
+  // could reach an object's prototype; that refusal names the key, as an unknown key's does.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '' && !request.routeOptions.schema?.body) return done(null, undefined);
-    return parseJson(request, body as string, done);
+    return parseJson(request, body as string, (err, value) => {
+      const field = err ? prototypeKeyOf(body as string) : undefined;
+      if (field === undefined) return done(err, value);
+      done(new AppError(422, 'INVALID_JSON', `key "${field.slice(field.lastIndexOf('.') + 1)}" is not accepted in any object: it could reach the object's prototype`, { field }), undefined);
+    });
   });
 
   // A mutation with a body schema needs a JSON body, also when the client sent none at all; one

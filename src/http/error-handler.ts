@@ -31,10 +31,6 @@ function fromFastify(err: FastifyError): AppError | undefined {
     case 'FST_ERR_NOT_FOUND':
       return new AppError(404, 'NOT_FOUND', 'route not found');
   }
-  // JSON.parse errors (including prototype poisoning) surface as SyntaxError with a 400 status.
-  if (/__proto__|constructor\.prototype|forbidden prototype/i.test(err.message) && (err instanceof SyntaxError || err.statusCode === 400)) {
-    return new AppError(400, 'INVALID_JSON', 'the body uses a forbidden key (__proto__ or constructor.prototype)');
-  }
   if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message))) {
     return new AppError(400, 'INVALID_JSON', 'the body is not valid JSON');
   }

@@ -35,7 +35,7 @@ export const BulkActionBody = discriminated('action', [
   tagged('tag-remove', 'Remove the tags (exact spelling).'),
   Type.Object({
     action: Type.Literal('set-group'), ids,
-    group_name: Type.Union([Type.String({ maxLength: GROUP_NAME_MAX_LENGTH }), Type.Null()], { description: 'null clears.' }),
+    group_name: Type.Union([Type.String({ maxLength: GROUP_NAME_MAX_LENGTH }), Type.Null()], { description: 'Stored trimmed; null, or nothing left after trimming, clears.' }),
   }, { ...strict, title: 'BulkAction_set-group' }),
   Type.Object({
     action: Type.Literal('set-interval'), ids, interval: Type.Integer({ maximum: INTERVAL_MAX_SECS }),

@@ -43,6 +43,12 @@ export function defaultAlertConfig(kind: CheckKind): AlertConfig {
  */
 export const targetName = (name: string): string => requiredText(name, 'name');
 
+/**
+ * A group name as stored: trimmed, and no group (null) when nothing is left, so that no monitor sits
+ * in a group whose name cannot be seen.
+ */
+export const groupName = (value: string | null): string | null => value?.trim() || null;
+
 const alertError = (field: string, message: string): AppError => new AppError(400, 'INVALID_ALERT_CONFIG', `${field}: ${message}`, { field });
 
 /** Distinct channel ids, lower-cased; whether each is a channel of the org is checked in the write's transaction (`checkChannelsExist`). */

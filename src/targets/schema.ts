@@ -42,7 +42,7 @@ const fields = {
   enabled: Type.Boolean({ description: "The customer's pause switch; default true." }),
   tags: Type.Array(Type.String({ maxLength: 1024 }), { maxItems: TAGS_BODY_MAX, description: `Trimmed and de-duplicated, then at most ${TAGS_MAX}, each at most ${TAG_MAX_LENGTH} characters; no blank, control or invisible characters.` }),
   regions: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 1000, description: 'Enabled region ids; omitted means the default-selected set under the plan cap. None on heartbeat and manual monitors.' }),
-  group_name: nullable(Type.String({ maxLength: GROUP_NAME_MAX_LENGTH, description: `At most ${GROUP_NAME_MAX_LENGTH} characters; null clears.` })),
+  group_name: nullable(Type.String({ maxLength: GROUP_NAME_MAX_LENGTH, description: `At most ${GROUP_NAME_MAX_LENGTH} characters; stored trimmed; null, or nothing left after trimming, clears.` })),
   owner_user_id: nullable(Type.String({ format: 'uuid', description: 'A member of the org; the caller when left out on create; null leaves it unowned.' })),
   alerts: Type.Array(AlertBinding, { maxItems: 1000, description: 'Channel bindings; empty means no channel alerting.' }),
   alert_confirmations: Type.Integer({ description: `1..${ALERT_CONFIRMATIONS_MAX} (the ceiling is the stored integer's; the spec sets none); default ${DEFAULT_ALERT_CONFIRMATIONS} (manual monitors: always 1). Outside, 400 \`INVALID_ALERT_CONFIG\`. A heartbeat monitor stores it but confirms at once: it writes one result per verdict change, so a second failing result in a row never comes.` }),

@@ -21,7 +21,7 @@ import type { NetworkCtx } from './network.js';
 import { redactCredentials } from './redaction.js';
 import { checkRegions, defaultRegions } from './regions.js';
 import { normalizeTags } from '../shared/tags.js';
-import { checkChannelsExist, defaultAlertConfig, resolveAlertConfig, targetName, type AlertConfig } from './rules.js';
+import { checkChannelsExist, defaultAlertConfig, groupName, resolveAlertConfig, targetName, type AlertConfig } from './rules.js';
 import type { WriteSource } from '../http/write-source.js';
 import type { CreateTarget, PatchTarget, RegionPolicyT, TargetT } from './schema.js';
 import {
@@ -111,7 +111,7 @@ export async function buildCreateValues(ctx: TargetsCtx, input: CreateTarget, pr
     enabled: input.enabled ?? true,
     tags: normalizeTags(input.tags ?? []),
     regions: input.regions === undefined ? defaultRegions(check.type, catalog, maxRegions) : checkRegions(check.type, input.regions, catalog, maxRegions),
-    group_name: input.group_name ?? null, owner_user_id: owner,
+    group_name: groupName(input.group_name ?? null), owner_user_id: owner,
     ...resolveAlertConfig(check.type, input, defaultAlertConfig(check.type), alertOpts),
     variable_refs: prepared.variableRefs, write_source: ctx.writeSource,
   };
@@ -163,7 +163,7 @@ export function buildPatchValues(ctx: TargetsCtx, row: TargetRow, input: PatchTa
     enabled: input.enabled ?? row.enabled,
     tags: input.tags === undefined ? row.tags : normalizeTags(input.tags),
     regions: input.regions === undefined ? row.regions : checkRegions(row.kind, input.regions, catalog, ctx.plan.caps.max_regions),
-    group_name: input.group_name === undefined ? row.group_name : input.group_name,
+    group_name: input.group_name === undefined ? row.group_name : groupName(input.group_name),
     owner_user_id: input.owner_user_id === undefined ? row.owner_user_id : input.owner_user_id,
     ...resolveAlertConfig(row.kind, input, alertConfigOf(row), alertOpts),
     variable_refs: prepared?.variableRefs ?? row.variable_refs, write_source: ctx.writeSource,

@@ -125,20 +125,27 @@ describe('strict request bodies (Conventions 7)', () => {
     }
   });
 
-  it('does not crash on __proto__ or constructor.prototype keys', async () => {
-    const payloads = [
-      '{"__proto__": {"isAdmin": true}, "name": "a", "check": {"type": "flow", "steps": []}}',
-      '{"name": "a", "check": {"type": "flow", "steps": [], "__proto__": {"x": 1}}}',
-      '{"constructor": {"prototype": {"isAdmin": true}}, "name": "a", "check": {"type": "flow", "steps": []}}',
-      '{"name": "a", "check": {"type": "flow", "steps": []}, "headers": {"__proto__": "x"}}',
+  it('answers 422 INVALID_JSON naming a __proto__ or constructor.prototype key, wherever it is, and pollutes nothing', async () => {
+    const payloads: Array<[string, string]> = [
+      ['{"__proto__": {"isAdmin": true}, "name": "a", "check": {"type": "flow", "steps": []}}', '__proto__'],
+      ['{"name": "a", "check": {"type": "flow", "steps": [], "__proto__": {"x": 1}}}', 'check.__proto__'],
+      ['{"constructor": {"prototype": {"isAdmin": true}}, "name": "a", "check": {"type": "flow", "steps": []}}', 'constructor.prototype'],
+      ['{"name": "a", "check": {"type": "flow", "steps": [{"__proto__": 1}]}}', 'check.steps[0].__proto__'],
+      ['{"name": "a", "check": {"type": "flow", "steps": []}, "headers": {"__proto__": "x"}}', 'headers.__proto__'],
     ];
-    for (const payload of payloads) {
+    for (const [payload, field] of payloads) {
       const res = await probe(payload);
-      assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${payload} -> ${res.statusCode}`);
-      assert.equal(typeof errorOf(res).code, 'string');
+      assert.equal(res.statusCode, 422, `${payload} -> ${res.body}`);
+      const error = errorOf(res);
+      assert.equal(error.code, 'INVALID_JSON');
+      assert.equal(error.field, field);
       assert.equal(({} as Record<string, unknown>).isAdmin, undefined);
       assert.equal(Object.prototype.hasOwnProperty.call(Object.prototype, 'x'), false);
     }
+    // A "constructor" key that holds no prototype is an ordinary unknown key.
+    const plain = await probe('{"constructor": 1, "name": "a", "check": {"type": "flow", "steps": []}}');
+    assert.equal(plain.statusCode, 422);
+    assert.equal(errorOf(plain).field, 'constructor');
   });
 
   it('answers 415 INVALID_CONTENT_TYPE without application/json, with or without a body', async () => {

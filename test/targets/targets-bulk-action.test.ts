@@ -39,6 +39,9 @@ describe('targets: bulk actions', () => {
     const removed = (await act({ action: 'tag-remove', ids, tags: ['web'] })).json().targets as Json[];
     assert.deepEqual(removed.map((x) => x.tags), [['eu'], ['eu']]);
     assert.deepEqual(((await act({ action: 'set-group', ids, group_name: 'edge' })).json().targets as Json[]).map((x) => x.group_name), ['edge', 'edge']);
+    assert.deepEqual(((await act({ action: 'set-group', ids, group_name: ' edge ' })).json().targets as Json[]).map((x) => x.group_name), ['edge', 'edge']);
+    assert.deepEqual(((await act({ action: 'set-group', ids, group_name: '  ' })).json().targets as Json[]).map((x) => x.group_name), [null, null]);
+    await act({ action: 'set-group', ids, group_name: 'edge' });
     assert.deepEqual(((await act({ action: 'set-group', ids, group_name: null })).json().targets as Json[]).map((x) => x.group_name), [null, null]);
   });
 

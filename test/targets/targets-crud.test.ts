@@ -68,6 +68,17 @@ describe('targets CRUD', () => {
     expectError(await api('PATCH', `/api/v1/targets/${created.id}`, { group_name: 'x'.repeat(51) }), 400, 'VALIDATION_FAILED', 'group_name');
   });
 
+  it('group_name is stored trimmed, and one left blank by trimming is no group (null), on create and PATCH', async () => {
+    const created = (await api('POST', '/api/v1/targets', httpTarget({ group_name: '  prod  ' }))).json() as Json;
+    assert.equal(created.group_name, 'prod');
+    for (const blank of ['', '   ', '\t\u00a0']) {
+      assert.equal(((await api('POST', '/api/v1/targets', httpTarget({ group_name: blank }))).json() as Json).group_name, null, JSON.stringify(blank));
+      const patched = (await api('PATCH', `/api/v1/targets/${created.id}`, { group_name: blank })).json() as Json;
+      assert.equal(patched.group_name, null, JSON.stringify(blank));
+      assert.equal(((await api('PATCH', `/api/v1/targets/${created.id}`, { group_name: 'prod' })).json() as Json).group_name, 'prod');
+    }
+  });
+
   it('a name made only of whitespace is 400 naming name on create, PATCH and bulk, as on duplicate; names are stored trimmed', async () => {
     const created = (await api('POST', '/api/v1/targets', httpTarget({ name: '  web  ' }))).json() as Json;
     assert.equal(created.name, 'web');
