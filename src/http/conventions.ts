@@ -4,6 +4,7 @@ import { AppError } from '../shared/errors.js';
 
 const MUTATIONS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
+const PRIVATE_VARY = 'Authorization, Cookie, X-Service-Org';
 
 /** Conventions 6: every /api/v1 response; operator responses are never cached either. */
 export function cacheControlFor(method: string, url: string): string | undefined {
@@ -106,6 +107,8 @@ export function installConventions(app: FastifyInstance): void {
     // The matched route's pattern, not the raw target: an escaped or absolute-form path names the same route.
     const value = cacheControlFor(request.method, request.routeOptions.url ?? request.url);
     if (value) reply.header('cache-control', value);
+    // A read kept by a browser's cache is one caller's, in one org: another token, session or org header must not be served it.
+    if (value?.startsWith('private')) reply.header('vary', PRIVATE_VARY);
     done();
   });
 }

@@ -21,6 +21,7 @@ export async function installOpenApi(app: FastifyInstance, version: string): Pro
           'Bodies are strict: an unknown or read-only key is 422 `INVALID_JSON` naming its path and listing the accepted keys.',
           'A route that documents no body (acknowledge, resolve, check-now, test sends, deletes) takes none or `{}`: any key is 422 `INVALID_JSON` with `allowed: []`.',
           'Rate budgets are per plan and minute, counted for the account and then the user; 429 `RATE_LIMITED` carries `Retry-After`.',
+          'Mutations are `Cache-Control: no-store`; reads `private, max-age=10` (the dashboard summary 5), with `Vary: Authorization, Cookie, X-Service-Org`.',
         ].join('\n'),
       },
       components: {

@@ -61,10 +61,11 @@ describe('response headers, 404s and health', () => {
   });
   after(async () => { await t.close(); });
 
-  it('caches a successful /api/v1 read privately for 10 seconds, as JSON', async () => {
+  it('caches a successful /api/v1 read privately for 10 seconds, as JSON, apart for each token, session and org header', async () => {
     const res = await t.inject({ method: 'GET', url: '/api/v1/regions', headers: bearer(token) });
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['cache-control'], 'private, max-age=10');
+    assert.equal(res.headers.vary, 'Authorization, Cookie, X-Service-Org');
     assert.equal(res.headers['content-type'], JSON_TYPE);
   });
 
@@ -88,6 +89,7 @@ describe('response headers, 404s and health', () => {
       const res = await t.inject({ method: 'GET', url: '/api/v1/regions', headers });
       assert.equal(res.statusCode, 401);
       assert.equal(res.headers['cache-control'], 'private, max-age=10');
+      assert.equal(res.headers.vary, 'Authorization, Cookie, X-Service-Org');
       assert.equal(res.headers['content-type'], JSON_TYPE);
     }
     const missing = await t.inject({ method: 'GET', url: '/api/v1/no-such-thing', headers: bearer(token) });
@@ -100,6 +102,7 @@ describe('response headers, 404s and health', () => {
       const ok = await t.inject({ method, url: '/api/v1/probe-mutation', headers: bearer(token) });
       assert.equal(ok.statusCode, 200, `${method}: ${ok.body}`);
       assert.equal(ok.headers['cache-control'], 'no-store', method);
+      assert.equal(ok.headers.vary, undefined, method);
       const unauthenticated = await t.inject({ method, url: '/api/v1/probe-mutation' });
       assert.equal(unauthenticated.statusCode, 401);
       assert.equal(unauthenticated.headers['cache-control'], 'no-store', method);
