@@ -8,7 +8,7 @@ import { restateManualState } from '../manual/index.js';
 import { runProbe, type ProbeContext } from '../probes/index.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import type { Services } from '../services.js';
-import { resolveVariableValues } from '../variables/index.js';
+import { resolveVariableValues, type OrgVariables } from '../variables/index.js';
 import { LOCAL_REGION } from '../regions/catalog.js';
 
 /** How long an org's variable values serve scheduled checks before they are read again. */
@@ -20,16 +20,16 @@ export function probeContextOf(services: Services): ProbeContext {
 
 /** Org variable values for scheduled checks, read at most once per TTL per org (a rotation shows within it). */
 class VariableValues {
-  private readonly entries = new Map<string, { at: number; values: Promise<ReadonlyMap<string, string>> }>();
+  private readonly entries = new Map<string, { at: number; values: Promise<OrgVariables> }>();
 
   constructor(private readonly services: Services) {}
 
-  get(orgId: string): Promise<ReadonlyMap<string, string>> {
+  get(orgId: string): Promise<OrgVariables> {
     const now = Date.now();
     const hit = this.entries.get(orgId);
     if (hit && now - hit.at < VARIABLES_TTL_MS) return hit.values;
     for (const [key, entry] of this.entries) if (now - entry.at >= VARIABLES_TTL_MS) this.entries.delete(key);
-    const values: Promise<ReadonlyMap<string, string>> = resolveVariableValues(this.services.db, this.services.sealer, orgId);
+    const values = resolveVariableValues(this.services.db, this.services.sealer, orgId);
     values.catch(() => this.entries.delete(orgId));
     this.entries.set(orgId, { at: now, values });
     return values;
@@ -58,7 +58,7 @@ export async function startCheckEngine(services: Services, options: EngineOption
   const scheduler = new Scheduler({
     db: services.db, plans: services.plans, sealer: services.sealer, regions: services.regions, log: services.log,
     sink: services.results, region: LOCAL_REGION,
-    execute: (_monitor, spec, signal) => runProbe(spec, { ...probe, signal }),
+    execute: (_monitor, spec, signal, secretParts) => runProbe(spec, { ...probe, signal, ...(secretParts && { secretParts }) }),
     restate: async (monitor) => { await restateManualState(services.db, services.results, services.clock, monitor); },
     variables: (orgId) => variables.get(orgId),
     perHostMaxInflight: cfg.int(services.config, 'checker.per_host_max_inflight'),

@@ -18,7 +18,7 @@ import type { NetworkCtx } from '../targets/network.js';
 import { openCredentials } from '../targets/redaction.js';
 import { checkVariables, getTargetRowInOrg } from '../targets/service.js';
 import type { TargetRow } from '../targets/store.js';
-import { resolveVariableValues } from '../variables/index.js';
+import { NO_VARIABLES, resolveVariableValues, type OrgVariables } from '../variables/index.js';
 
 export interface ChecksCtx {
   db: Db;
@@ -63,12 +63,12 @@ function atBodyRoot(err: unknown): unknown {
   return new AppError(err.status, err.code, err.message.replace(/^check\./, ''), { ...err.extra, field });
 }
 
-async function variableValues(ctx: ChecksCtx, refs: readonly string[]): Promise<ReadonlyMap<string, string>> {
-  return refs.length ? resolveVariableValues(ctx.db, ctx.sealer, ctx.org.id) : new Map();
+async function variableValues(ctx: ChecksCtx, refs: readonly string[]): Promise<OrgVariables> {
+  return refs.length ? resolveVariableValues(ctx.db, ctx.sealer, ctx.org.id) : NO_VARIABLES;
 }
 
 const run = async (ctx: ChecksCtx, runnable: RunnableSpec): Promise<ProbeResult> =>
-  ('spec' in runnable ? runProbe(runnable.spec, ctx.probe) : runnable.unrunnable);
+  ('spec' in runnable ? runProbe(runnable.spec, { ...ctx.probe, ...(runnable.secretParts && { secretParts: runnable.secretParts }) }) : runnable.unrunnable);
 
 const common = (result: ProbeResult, checkedAt: Date): ResultFieldsT => ({
   ...result.fields,

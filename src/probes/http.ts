@@ -1,6 +1,6 @@
 // The http probe (monitoring-api.md, "http"): one request over a fresh connection to an address the
 // guard allowed (pinned, so the name is never resolved twice), redirects followed hop by hop with
-// each hop re-checked and credentials sent only to the check's own origin, the status judged against
+// each hop re-checked and credentials and secrets sent only to the check's own origin, the status judged against
 // `expected_status`, the body searched within a bounded read, all inside one `timeout` budget.
 // Per-phase timings come from the socket's events.
 import { request as httpRequest, type ClientRequestArgs, type IncomingMessage, type RequestOptions } from 'node:http';
@@ -13,7 +13,7 @@ import type { HttpCheckT } from '../targets/check-specs.js';
 import { DEFAULT_EXPECTED_STATUS } from '../targets/check-specs.js';
 import { VERSION } from '../version.js';
 import { describeError, FAMILY, withDeadline, type Deadline } from './outcome.js';
-import type { PhaseTimings, Probe, ProbeContext, ProbeResult } from './types.js';
+import type { PhaseTimings, Probe, ProbeContext, ProbeResult, SecretParts } from './types.js';
 
 /** The body is read at most this far: enough for any health page, bounded for a hostile one. */
 export const BODY_READ_LIMIT = 1024 * 1024;
@@ -63,10 +63,16 @@ function requestHeaders(spec: HttpCheckT): Record<string, string> {
 /** Headers that carry credentials; whatever their case, they never leave the check's origin (as fetch and curl do). */
 const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
 
-/** One hop's headers: all of them at the check's own origin (scheme, host, port); elsewhere, all but credentials. */
-function hopHeaders(headers: Record<string, string>, url: URL, checkOrigin: string): Record<string, string> {
+/**
+ * One hop's headers: all of them at the check's own origin (scheme, host, port); elsewhere, all but
+ * credentials and those holding a secret variable, which an open redirect would otherwise hand over.
+ */
+function hopHeaders(headers: Record<string, string>, url: URL, checkOrigin: string, secrets: SecretParts | undefined): Record<string, string> {
   if (url.origin === checkOrigin) return headers;
-  return Object.fromEntries(Object.entries(headers).filter(([name]) => !CREDENTIAL_HEADERS.has(name.toLowerCase())));
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => {
+    const lower = name.toLowerCase();
+    return !CREDENTIAL_HEADERS.has(lower) && !secrets?.headers.has(lower);
+  }));
 }
 
 /** A URL's host as a resolver or connect call takes it: IPv6 literals without brackets. */
@@ -194,7 +200,7 @@ export const httpProbe: Probe<HttpCheckT> = async (spec, ctx) => {
   const elapsed = () => performance.now() - started;
   return withDeadline(spec.timeout, ctx.signal, async (deadline) => {
     for (;;) {
-      const res = await attempt(url, method, hopHeaders(headers, url, checkOrigin), body, spec, readBody, ctx, deadline);
+      const res = await attempt(url, method, hopHeaders(headers, url, checkOrigin, ctx.secretParts), body, spec, readBody, ctx, deadline);
       const fields = { status_code: res.statusCode, final_url: url.href, redirects, address: res.address };
       if (spec.follow_redirects && REDIRECTS.has(res.statusCode) && !statusAcceptedExplicitly(spec, res.statusCode)) {
         if (redirects >= spec.max_redirects) {
@@ -202,6 +208,11 @@ export const httpProbe: Probe<HttpCheckT> = async (spec, ctx) => {
         }
         const hop = nextHop(url, res, method, body);
         if (typeof hop === 'string') return { status: 'down', duration_ms: elapsed(), error: hop, timings: res.timings, fields };
+        // A 307 or 308 resends the body; one holding a secret goes to no other origin.
+        if (hop.body !== null && ctx.secretParts?.body && hop.url.origin !== checkOrigin) {
+          const error = `redirect ${res.statusCode} to another origin (${hop.url.origin}) not followed: the request body holds a secret variable`;
+          return { status: 'down', duration_ms: elapsed(), error, timings: res.timings, fields };
+        }
         ({ url, method, body } = hop);
         redirects++;
         continue;

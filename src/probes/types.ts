@@ -30,6 +30,13 @@ export interface ProbeResult {
   fields?: Record<string, unknown>;
 }
 
+/** Where an http check carries a secret variable's value: never sent beyond the check's own origin. */
+export interface SecretParts {
+  /** Header names, lower-cased. */
+  headers: ReadonlySet<string>;
+  body: boolean;
+}
+
 export interface ProbeContext {
   /** Connect-time SSRF guard: every address a probe connects to must come from it (pinnedLookup / resolveForConnect). */
   guard: NetworkGuard;
@@ -41,6 +48,8 @@ export interface ProbeContext {
   rdapMaxInflight?: number;
   /** Wall clock for day arithmetic (tls_cert, domain_expiry); tests pass a fixed one. */
   now?: () => Date;
+  /** The parts of this check that hold a secret (http), which redirects to another origin must not carry. */
+  secretParts?: SecretParts;
 }
 
 /**

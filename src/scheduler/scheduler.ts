@@ -9,11 +9,12 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Db } from '../db/db.js';
 import type { PlanService } from '../plans/service.js';
 import { runnableSpec } from '../probes/resolve-spec.js';
-import type { ProbeResult } from '../probes/types.js';
+import type { ProbeResult, SecretParts } from '../probes/types.js';
 import type { RegionCatalog } from '../regions/catalog.js';
 import { staleAfterMsOf, type ResultSink } from '../results/types.js';
 import type { Sealer } from '../shared/seal.js';
 import type { CheckSpecT } from '../targets/check-specs.js';
+import { NO_VARIABLES, type OrgVariables } from '../variables/index.js';
 import { DueHeap } from './heap.js';
 import { ShardLeases, type LeaseOptions } from './leases.js';
 import { loadShards, toMonitor, type Monitor, type MonitorRow } from './monitors.js';
@@ -21,7 +22,7 @@ import { dispatchQuantumMs, movedPhaseMs, nextSlotMs, phaseMs, shardOf } from '.
 import { HostThrottle, hostPortOf } from './throttle.js';
 
 /** Runs one check of a monitor in a region; failures of the target are results, not throws. */
-export type CheckExecutor = (monitor: Monitor, spec: CheckSpecT, signal: AbortSignal) => Promise<ProbeResult>;
+export type CheckExecutor = (monitor: Monitor, spec: CheckSpecT, signal: AbortSignal, secretParts?: SecretParts) => Promise<ProbeResult>;
 
 /**
  * Records a restated monitor's current state as a result. It writes the result itself rather than
@@ -41,7 +42,7 @@ export interface SchedulerOptions {
   execute: CheckExecutor;
   restate: StateRestater;
   /** The org's variable values by key (cached by the caller). */
-  variables: (orgId: string) => Promise<ReadonlyMap<string, string>>;
+  variables: (orgId: string) => Promise<OrgVariables>;
   perHostMaxInflight: number;
   leases: LeaseOptions;
   pollMs: number;
@@ -65,7 +66,6 @@ function throttleKeyOf(monitor: Monitor): string | null {
 /** Rows changed within this window before the last poll are read again: a commit can land late. */
 const POLL_OVERLAP_MS = 5_000;
 /** What a check without variable references substitutes from. */
-const NO_VALUES: ReadonlyMap<string, string> = new Map();
 /** The timer never sleeps longer than this, so a newly added earlier job is never late by more. */
 const MAX_SLEEP_MS = 1_000;
 
@@ -325,9 +325,9 @@ export class Scheduler {
   private async runCheck(monitor: Monitor, startedMs: number): Promise<void> {
     let result: ProbeResult;
     try {
-      const values = monitor.spec && monitor.variableRefs.length ? await this.o.variables(monitor.orgId) : NO_VALUES;
-      const runnable = runnableSpec(monitor.spec, monitor.variableRefs, values);
-      result = 'spec' in runnable ? await this.o.execute(monitor, runnable.spec, this.abort.signal) : runnable.unrunnable;
+      const variables = monitor.spec && monitor.variableRefs.length ? await this.o.variables(monitor.orgId) : NO_VARIABLES;
+      const runnable = runnableSpec(monitor.spec, monitor.variableRefs, variables);
+      result = 'spec' in runnable ? await this.o.execute(monitor, runnable.spec, this.abort.signal, runnable.secretParts) : runnable.unrunnable;
     } catch (err) {
       // A probe reports target failures as results; a throw is our bug, recorded rather than lost.
       this.o.log.error({ err, targetId: monitor.id }, 'probe threw');

@@ -36,7 +36,7 @@ export const HttpCheck = Type.Object({
   url: Type.String({ minLength: 1, maxLength: 2048, description: 'http or https URL; may hold `{{key}}` references to plain (non-secret) variables, its scheme and host included. A write judges the URL with the references filled in by their current values (scheme, host, blocked ranges, deny-lists); an unknown key or a secret is 422 `UNRESOLVED_VARIABLE`. A later rotation is judged when the check runs. The host is judged as written: an empty authority (`http:///x`, `http:/x`, which URL parsers read as host `x`) is a missing host, 400 `VALIDATION_FAILED` naming `check.url`.' }),
   method: Type.Union(HTTP_METHODS.map((m) => Type.Literal(m)), { default: 'GET' }),
   timeout: timeout(10_000),
-  follow_redirects: Type.Boolean({ default: true }),
+  follow_redirects: Type.Boolean({ default: true, description: 'Follow 301, 302, 303, 307 and 308, each hop judged by the network guard again. A hop to another origin (scheme, host, port) gets no `Authorization` (basic, bearer or a header), `Cookie`, `Proxy-Authorization`, nor any header holding a secret variable; a 307 or 308 there whose body holds a secret is not followed (the result is down, saying why).' }),
   max_redirects: Type.Integer({ minimum: 0, maximum: 20, default: 5 }),
   expected_status: Type.Optional({ ...ExpectedStatus, default: DEFAULT_EXPECTED_STATUS }),
   expected_body_contains: unsetIsNull(Type.String({ minLength: 1, maxLength: 1024 })),

@@ -102,14 +102,21 @@ export async function deleteVariable(ctx: VariablesCtx, id: string): Promise<voi
  * runs. A secret sealed under a key that is no longer configured has no value here: a check
  * referencing it does not run (probes/resolve-spec.ts `runnableSpec`).
  */
-export async function resolveVariableValues(db: Executor, sealer: Sealer, orgId: string): Promise<Map<string, string>> {
+export async function resolveVariableValues(db: Executor, sealer: Sealer, orgId: string): Promise<OrgVariables> {
   const values = new Map<string, string>();
+  const secrets = new Set<string>();
   for (const row of await listVariableValues(db, orgId)) {
+    if (row.is_secret) secrets.add(row.key);
     const value = row.is_secret ? sealer.open(row.sealed_value!) : row.value;
     if (value !== null) values.set(row.key, value);
   }
-  return values;
+  return { values, secrets };
 }
+
+/** An org's variables as checks use them: the values (secrets opened), and which keys are secret. */
+export interface OrgVariables { values: ReadonlyMap<string, string>; secrets: ReadonlySet<string> }
+
+export const NO_VARIABLES: OrgVariables = { values: new Map(), secrets: new Set() };
 
 /** What a write may read of the org's variables: every key with its kind, and the plain values (never a secret's). */
 export interface VariableSnapshot { kinds: VariableKind[]; plain: ReadonlyMap<string, string> }

@@ -15,12 +15,15 @@ describe('test, check-now and results', () => {
   let base: string;
   let tenant: Tenant & { token: string };
   let api: Api;
-  const seen: Array<{ url: string; headers: IncomingMessage['headers'] }> = [];
+  const seen: Array<{ url: string; headers: IncomingMessage['headers']; body?: string }> = [];
+  let bounceTo = '';
 
   before(async () => {
     server = createServer((req, res) => {
       seen.push({ url: req.url!, headers: req.headers });
       if (req.url === '/down') { res.writeHead(500); res.end(); return; }
+      if (req.url === '/bounce') { res.writeHead(302, { location: `${bounceTo}/landed` }); res.end(); return; }
+      if (req.url === '/bounce-307') { res.writeHead(307, { location: `${bounceTo}/landed` }); res.end(); return; }
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end('hello keepwatch');
     });
@@ -83,6 +86,35 @@ describe('test, check-now and results', () => {
     assert.equal(res.statusCode, 200, res.body);
     assert.equal((res.json() as Json).status, 'up');
     assert.deepEqual([seen.at(-1)!.url, seen.at(-1)!.headers['x-token']], ['/from-variable', 's3cret']);
+  });
+
+  it('test and check-now send a header or body holding a secret to no other origin across redirects', async () => {
+    const other = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => { body += c; }).on('end', () => { seen.push({ url: `elsewhere${req.url}`, headers: req.headers, body }); res.end('ok'); });
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      bounceTo = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+      assert.equal((await api('POST', '/api/v1/variables', { key: 'hop_key', value: 'hop-s3cret', is_secret: true })).statusCode, 201);
+      const spec = { url: `${base}/bounce`, headers: { 'X-Key': '{{hop_key}}', 'X-Plain': 'p' } };
+      const tested = (await api('POST', '/api/v1/targets/test', { type: 'http', ...spec })).json() as Json;
+      assert.deepEqual([tested.status, tested.redirects], ['up', 1], JSON.stringify(tested));
+      const id = await createHttp(spec, { enabled: false });
+      assert.equal(((await api('POST', `/api/v1/targets/${id}/check-now`)).json() as Json).status, 'up');
+      const landed = seen.filter((h) => h.url === 'elsewhere/landed');
+      assert.equal(landed.length, 2);
+      for (const { headers } of landed) assert.deepEqual([headers['x-key'], headers['x-plain']], [undefined, 'p']);
+      assert.equal(seen.filter((h) => h.url === '/bounce').at(-1)!.headers['x-key'], 'hop-s3cret', 'the check\'s origin got it');
+
+      const posted = (await api('POST', '/api/v1/targets/test', { type: 'http', method: 'POST', url: `${base}/bounce-307`, body: 'key={{hop_key}}' })).json() as Json;
+      assert.equal(posted.status, 'down');
+      assert.match(posted.error as string, /^redirect 307 to another origin \(http:\/\/127\.0\.0\.1:\d+\) not followed: the request body holds a secret variable$/);
+      assert.equal(seen.filter((h) => h.url === 'elsewhere/landed').length, 2, 'the body went nowhere else');
+    } finally {
+      other.closeAllConnections();
+      await new Promise((resolve) => other.close(resolve));
+    }
   });
 
   it('a referenced secret that cannot be opened makes the check an error naming it; {{key}} is never sent', async () => {

@@ -304,6 +304,75 @@ describe('http probe: credentials stay at the check\'s origin across redirects',
   });
 });
 
+describe('http probe: a secret variable stays at the check\'s origin across redirects', () => {
+  let a: Server;
+  let b: Server;
+  let baseA: string;
+  let baseB: string;
+  const seen: Array<{ server: 'a' | 'b'; url: string; headers: IncomingMessage['headers']; body: string }> = [];
+  const listen = (name: 'a' | 'b', route: (url: string) => { code: number; location?: string }): Promise<[Server, string]> => new Promise((resolve) => {
+    const server = createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (c: string) => { body += c; });
+      req.on('end', () => {
+        seen.push({ server: name, url: req.url!, headers: req.headers, body });
+        const { code, location } = route(req.url!);
+        res.writeHead(code, location ? { location } : {});
+        res.end(name);
+      });
+    });
+    server.listen(0, '127.0.0.1', () => resolve([server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`]));
+  });
+
+  before(async () => {
+    [b, baseB] = await listen('b', () => ({ code: 200 }));
+    [a, baseA] = await listen('a', (url) => {
+      if (url === '/away') return { code: 302, location: `${baseB}/landing` };
+      if (url === '/away-307') return { code: 307, location: `${baseB}/landing` };
+      if (url === '/same-307') return { code: 307, location: '/landing' };
+      return { code: 200 };
+    });
+  });
+  after(async () => {
+    for (const server of [a, b]) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  const last = (server: 'a' | 'b', url: string) => seen.filter((h) => h.server === server && h.url === url).at(-1)!;
+  // The spec as the probe gets it: references substituted; `secretParts` says where a secret went.
+  const secretHeader = { headers: new Set(['x-api-key']), body: false };
+  const secretBody = { headers: new Set<string>(), body: true };
+
+  it('another origin gets no header that holds a secret, whatever its case; plain headers go', async () => {
+    const spec = check({ url: `${baseA}/away`, headers: { 'X-API-Key': 's3cret', 'X-Plain': 'p' } });
+    const r = await httpProbe(spec, { ...ctxOf(), secretParts: secretHeader });
+    assert.equal(r.status, 'up', String(r.error));
+    assert.equal(last('a', '/away').headers['x-api-key'], 's3cret', 'the check\'s own origin got it');
+    const hop = last('b', '/landing').headers;
+    assert.deepEqual([hop['x-api-key'], hop['x-plain']], [undefined, 'p']);
+    // The same header holding no secret follows the redirect, as any header does.
+    await httpProbe(spec, ctxOf());
+    assert.equal(last('b', '/landing').headers['x-api-key'], 's3cret');
+  });
+
+  it('a 307 or 308 to another origin is not followed with a body that holds a secret; at the origin, or with a plain body, it is', async () => {
+    const atB = seen.filter((h) => h.server === 'b').length;
+    const away = await httpProbe(check({ url: `${baseA}/away-307`, method: 'POST', body: 'token=s3cret' }), { ...ctxOf(), secretParts: secretBody });
+    assert.equal(away.status, 'down');
+    assert.equal(away.error, `redirect 307 to another origin (${baseB}) not followed: the request body holds a secret variable`);
+    assert.equal(seen.filter((h) => h.server === 'b').length, atB, 'nothing reached the other origin');
+    const same = await httpProbe(check({ url: `${baseA}/same-307`, method: 'POST', body: 'token=s3cret' }), { ...ctxOf(), secretParts: secretBody });
+    assert.equal(same.status, 'up', String(same.error));
+    assert.equal(last('a', '/landing').body, 'token=s3cret');
+    const plain = await httpProbe(check({ url: `${baseA}/away-307`, method: 'POST', body: 'hello' }), ctxOf());
+    assert.equal(plain.status, 'up', String(plain.error));
+    assert.equal(last('b', '/landing').body, 'hello');
+  });
+});
+
 describe('http probe over TLS', () => {
   let server: HttpsServer;
   let base: string;

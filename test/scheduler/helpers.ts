@@ -4,6 +4,7 @@ import pino from 'pino';
 import { Scheduler, type SchedulerOptions } from '../../src/scheduler/scheduler.js';
 import { createTenantWithToken, type TestApp } from '../helpers/app.js';
 import { client, overrideCaps, type Api } from '../targets/helpers.js';
+import { NO_VARIABLES } from '../../src/variables/index.js';
 
 /** A scheduler on the app's store for region `local`; every check is up, nothing is recorded. */
 export function testScheduler(t: TestApp, options: Partial<SchedulerOptions>): Scheduler {
@@ -12,7 +13,7 @@ export function testScheduler(t: TestApp, options: Partial<SchedulerOptions>): S
     db: s.db, plans: s.plans, sealer: s.sealer, regions: s.regions, log: pino({ level: 'silent' }),
     sink: { push: () => {} }, region: 'local',
     execute: async () => ({ status: 'up', duration_ms: 1, error: null }),
-    restate: async () => {}, variables: async () => new Map(), perHostMaxInflight: 2,
+    restate: async () => {}, variables: async () => NO_VARIABLES, perHostMaxInflight: 2,
     leases: { ttlMs: 6000, renewMs: 2000 }, pollMs: 1000, reloadMs: 60_000,
     ...options,
   });

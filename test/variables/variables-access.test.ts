@@ -62,9 +62,10 @@ describe('variables: sealed at rest under a configured key', () => {
     await api('POST', '/api/v1/variables', { key: 'host', value: 'example.com' });
     await api('POST', '/api/v1/variables', { key: 'token', is_secret: true, value: 's3cret' });
     const resolved = await resolveVariableValues(t.services.db, sealerFor(KEK), b.orgId);
-    assert.deepEqual([...resolved], [['host', 'example.com'], ['token', 's3cret']]);
+    assert.deepEqual([...resolved.values], [['host', 'example.com'], ['token', 's3cret']]);
+    assert.deepEqual([...resolved.secrets], ['token']);
     const otherKey = await resolveVariableValues(t.services.db, sealerFor(randomBytes(32)), b.orgId);
-    assert.deepEqual([...otherKey], [['host', 'example.com']], 'the secret it cannot open has no value');
+    assert.deepEqual([...otherKey.values], [['host', 'example.com']], 'the secret it cannot open has no value');
   });
 });
 
