@@ -15,7 +15,7 @@ export const StatsQuery = Type.Object({
 export const ByRegionQuery = Type.Omit(StatsQuery, ['region']);
 
 const Resolution = Type.Union([Type.Literal('raw'), Type.Literal('hour'), Type.Literal('day')], {
-  description: 'Where the figures come from. `raw`: the results themselves, for a range of up to two days inside `raw_days`; the edges are exact. `hour` (ranges up to 31 days within the last 35) and `day` (longer or older): the rollups, with `from` and `to` widened to whole UTC hours or days, as shown.',
+  description: 'Where the figures come from. `raw`: the results themselves, for a range of up to two days inside `raw_days`; the edges are exact. `hour` (ranges up to 31 days within the last 35) and `day` (longer or older): the rollups, with `from` widened down to the start of its series bucket (a whole UTC hour, six hours for ranges over 7 days, or a day) and `to` up to the end of its bucket but never past now, as shown.',
 });
 
 const head = {

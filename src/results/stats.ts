@@ -27,8 +27,9 @@ export interface Plan { resolution: Resolution; bucketMs: number; from: number; 
 /**
  * Where a range is read from and the width of its series buckets: about 50 to 200 points. Raw
  * results answer ranges up to two days that lie inside `raw_days`; rollup ranges are widened to
- * whole buckets, but never to before `oldest` (what `retention_days` keeps readable): a first
- * bucket that would reach past it is left out.
+ * whole buckets, but never to before `oldest` (what `retention_days` keeps readable: a first
+ * bucket that would reach past it is left out) nor past `now` (the range then ends inside its
+ * last bucket).
  */
 export function planRange(from: number, to: number, now: number, rawDays: number, oldest = 0): Plan {
   const span = to - from;
@@ -39,7 +40,7 @@ export function planRange(from: number, to: number, now: number, rawDays: number
   const widen = (bucketMs: number, resolution: Resolution): Plan => {
     const floor = Math.floor(from / bucketMs) * bucketMs;
     const start = floor >= oldest ? floor : Math.ceil(oldest / bucketMs) * bucketMs;
-    return { resolution, bucketMs, from: start, to: Math.max(start, Math.ceil(to / bucketMs) * bucketMs) };
+    return { resolution, bucketMs, from: start, to: Math.max(start, Math.min(Math.ceil(to / bucketMs) * bucketMs, Math.max(to, now))) };
   };
   if (span <= 31 * DAY_MS && from >= now - HOURLY_KEEP_DAYS * DAY_MS) return widen(span <= 7 * DAY_MS ? HOUR_MS : 6 * HOUR_MS, 'hour');
   return widen(DAY_MS, 'day');

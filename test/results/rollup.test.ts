@@ -125,4 +125,15 @@ describe('where a range is read from', () => {
     assert.equal(planRange(now - 31 * DAY_MS, now - 30 * DAY_MS, now, 30).resolution, 'hour');
     assert.equal(planRange(now - 90 * DAY_MS, now, now, 30).resolution, 'day');
   });
+
+  it('never ends a widened range past now: it ends inside its last bucket', () => {
+    const at = now + 13 * 60_000 + 5_000; // 12:13:05, inside an hour, a six-hour bucket and a day
+    assert.deepEqual(planRange(at - 3 * DAY_MS, at, at, 30), { resolution: 'hour', bucketMs: HOUR_MS, from: now - 3 * DAY_MS, to: at });
+    const sixHourly = planRange(at - 20 * DAY_MS, at, at, 30);
+    assert.deepEqual([sixHourly.bucketMs, sixHourly.from, sixHourly.to], [6 * HOUR_MS, now - 20 * DAY_MS, at]);
+    const daily = planRange(at - 90 * DAY_MS, at, at, 30);
+    assert.deepEqual([daily.resolution, daily.from, daily.to], ['day', Date.UTC(2026, 7, 25), at]);
+    // A range that ended in the past still ends at its bucket's end.
+    assert.equal(planRange(at - 40 * DAY_MS, at - 39 * DAY_MS, at, 30).to, Date.UTC(2026, 9, 16));
+  });
 });
