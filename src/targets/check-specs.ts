@@ -33,7 +33,7 @@ export const DEFAULT_EXPECTED_STATUS = { kind: 'range', value: { min: 200, max: 
 
 export const HttpCheck = Type.Object({
   type: Type.Literal('http'),
-  url: Type.String({ minLength: 1, maxLength: 2048, description: 'http or https URL; may hold `{{key}}` references to plain (non-secret) variables, its scheme and host included. A write judges the URL with the references filled in by their current values (scheme, host, blocked ranges, deny-lists); an unknown key or a secret is 422 `UNRESOLVED_VARIABLE`. A later rotation is judged when the check runs. The host is judged as written: an empty authority (`http:///x`, `http:/x`, which URL parsers read as host `x`) is a missing host, 400 `VALIDATION_FAILED` naming `check.url`.' }),
+  url: Type.String({ minLength: 1, maxLength: 2048, description: 'http or https URL; may hold `{{key}}` references to plain (non-secret) variables, its scheme and host included. A write judges the URL with the references filled in by their current values (scheme, host, blocked ranges, deny-lists); an unknown key or a secret is 422 `UNRESOLVED_VARIABLE`. A later rotation is judged when the check runs. The host is judged as written: an empty authority (`http:///x`, `http:/x`, which URL parsers read as host `x`) is a missing host, 400 `VALIDATION_FAILED` naming `check.url`; so is a password in it (`user:password@`), which would be stored in clear and is never sent: use `basic_auth`.' }),
   method: Type.Union(HTTP_METHODS.map((m) => Type.Literal(m)), { default: 'GET' }),
   timeout: timeout(10_000),
   follow_redirects: Type.Boolean({ default: true, description: 'Follow 301, 302, 303, 307 and 308, each hop judged by the network guard again. A hop to another origin (scheme, host, port) gets no `Authorization` (basic, bearer or a header), `Cookie`, `Proxy-Authorization`, nor any header holding a secret variable; a 307 or 308 there whose body holds a secret is not followed (the result is down, saying why).' }),
@@ -101,7 +101,7 @@ export const TlsCertCheck = Type.Object({
 
 export const DomainExpiryCheck = Type.Object({
   type: Type.Literal('domain_expiry'),
-  domain: Type.String({ minLength: 3, maxLength: 253, description: '`name.tld`. A TLD with no RDAP service in the bootstrap registry (`checker.rdap_bootstrap_url`) is 400 `VALIDATION_FAILED`: its registry publishes no expiry data. While the registry cannot be fetched, writes are accepted.' }),
+  domain: Type.String({ minLength: 3, maxLength: 253, description: '`name.tld` (no dot, an empty label or a trailing dot is 400); stored trimmed, lower case and ASCII, as a dns check stores its name. A TLD with no RDAP service in the bootstrap registry (`checker.rdap_bootstrap_url`) is 400 `VALIDATION_FAILED`: its registry publishes no expiry data. While the registry cannot be fetched, writes are accepted.' }),
   warn_days: days(30, 'Degraded below this many days; strictly greater than `critical_days`'),
   critical_days: days(7, 'Down below this many days'),
   timeout: timeout(10_000),

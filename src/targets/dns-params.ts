@@ -35,7 +35,7 @@ const bad = (reason: string): Parsed => ({ ok: false, reason });
  * Labels 1..63 of letters, digits, hyphen, underscore; total at most 253. `wildcard` allows a
  * leftmost `*` label. Does not judge addresses (see `normaliseQueryName`).
  */
-function parseName(input: string, wildcard: boolean): Parsed {
+export function parseName(input: string, wildcard: boolean): Parsed {
   let name = input;
   if (name.endsWith('.')) name = name.slice(0, -1);
   if (name === '') return bad('is empty');

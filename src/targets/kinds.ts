@@ -3,11 +3,10 @@
 // flow steps. Network reachability (SSRF, deny-lists) is network.ts; DNS forms come later.
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { isIPv4, isIPv6 } from 'node:net';
-import { domainToASCII } from 'node:url';
 import { AppError } from '../shared/errors.js';
 import type { CheckSpecT } from './check-specs.js';
 import { FLOW_STEPS_MAX } from './constants.js';
-import { normaliseDnsCheck } from './dns-params.js';
+import { normaliseDnsCheck, parseName } from './dns-params.js';
 
 type Spec<K extends CheckSpecT['type']> = Extract<CheckSpecT, { type: K }>;
 
@@ -28,7 +27,7 @@ function writtenAuthority(url: string): string {
 
 /**
  * Parses an http(s) URL as written; a monitor's `{{key}}` references are filled in before (see
- * checks.ts `judgedCheck`). Throws 400 naming `field` for another scheme or a missing host.
+ * checks.ts `judgedCheck`). Throws 400 naming `field` for another scheme, a missing host or a password.
  */
 export function parseHttpUrl(url: string, field: string): URL {
   let parsed: URL;
@@ -39,6 +38,8 @@ export function parseHttpUrl(url: string, field: string): URL {
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw invalid(field, 'scheme must be http or https');
   if (parsed.hostname === '' || writtenAuthority(url) === '') throw invalid(field, 'has no host (write scheme://host/...)');
+  // A URL is stored and shown as written, and the probe sends no credential from it.
+  if (parsed.password !== '') throw invalid(field, 'holds a password (user:password@host), which would be stored and shown in clear and never sent; use basic_auth, which is sealed and redacted');
   return parsed;
 }
 
@@ -104,13 +105,16 @@ function checkExpiryDays(check: { warn_days: number; critical_days: number }): v
   if (check.warn_days <= check.critical_days) throw invalid('check.warn_days', 'must be greater than critical_days');
 }
 
-/** `name.tld`: at least two labels, none empty, a valid (IDNA) domain. */
-function checkDomainForm(domain: string): void {
-  const name = domain.trim();
-  const labels = name.split('.');
-  if (labels.length < 2 || labels.some((l) => l === '') || domainToASCII(name) === '') {
-    throw invalid('check.domain', 'must be a domain of the form name.tld');
-  }
+/**
+ * `name.tld`: at least two labels, none empty (a trailing dot is one, as the spec reads it), a valid
+ * (IDNA) domain. Stored as a dns check stores its name: trimmed, lower case, ASCII.
+ */
+function checkDomainExpiry(check: Spec<'domain_expiry'>): void {
+  const name = check.domain.trim();
+  const parsed = name.endsWith('.') ? undefined : parseName(name, false);
+  if (!parsed?.ok || !parsed.value.includes('.')) throw invalid('check.domain', 'must be a domain of the form name.tld');
+  check.domain = parsed.value;
+  checkExpiryDays(check);
 }
 
 /**
@@ -145,7 +149,7 @@ export function checkKindRules(check: CheckSpecT, plan: { maxFlowSteps: number |
     case 'tcp': checkHost(check.host); return checkIpVersion(check.host.trim(), check.ip_version);
     case 'ping': return checkHost(check.host);
     case 'tls_cert': checkHost(check.host); checkExpiryDays(check); return checkIpVersion(check.host.trim(), check.ip_version);
-    case 'domain_expiry': checkDomainForm(check.domain); return checkExpiryDays(check);
+    case 'domain_expiry': return checkDomainExpiry(check);
     case 'flow': return checkFlow(check, plan.maxFlowSteps);
     case 'dns': return checkDns(check);
     default: return undefined;

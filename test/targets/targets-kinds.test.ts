@@ -36,6 +36,14 @@ describe('targets: kind rules', () => {
     assert.equal((await create(api, { type: 'http', url: 'http://user@93.184.216.34:8080/x' })).statusCode, 201);
   });
 
+  it('http and flow: a URL holding a password is 400 naming the field, pointing to basic_auth', async () => {
+    const error = expectError(await create(api, { type: 'http', url: 'http://user:pw@93.184.216.34/x' }), 400, 'VALIDATION_FAILED', 'check.url');
+    assert.match(error.message, /basic_auth/);
+    expectError(await api('POST', '/api/v1/targets/test', { type: 'http', url: 'https://:pw@93.184.216.34/' }), 400, 'VALIDATION_FAILED', 'url');
+    const flow = { type: 'flow', start_url: 'https://u:p@93.184.216.34/', steps: [{ op: 'assert_url', contains: 'x' }] };
+    expectError(await create(api, flow), 400, 'VALIDATION_FAILED', 'check.start_url');
+  });
+
   it('flow: start_url and goto URLs follow the http host rule; a goto path has exactly one leading slash', async () => {
     const assertStep = { op: 'assert_url', contains: 'x' };
     const flow = (start_url: string, steps: Json[] = []) => ({ type: 'flow', start_url, steps: [...steps, assertStep] });
@@ -107,6 +115,10 @@ describe('targets: kind rules', () => {
     }
     const ok = (await create(api, { type: 'domain_expiry', domain: 'example.com' })).json() as Json;
     assert.equal(ok.interval, 86400);
+    const spaced = (await create(api, { type: 'domain_expiry', domain: ' Shop.EXAMPLE.com ' })).json() as Json;
+    assert.equal(spaced.check.domain, 'shop.example.com', 'stored trimmed and lower case, as dns stores a name');
+    const idn = (await create(api, { type: 'domain_expiry', domain: 'Bücher.com' })).json() as Json;
+    assert.equal(idn.check.domain, 'xn--bcher-kva.com');
   });
 
   it('domain_expiry: a TLD whose registry publishes no expiry data is refused (RDAP bootstrap, local copy)', async () => {
