@@ -60,7 +60,8 @@ const staleAfterMsFor = (row: TargetRow, plan: EffectivePlan): number =>
 function atBodyRoot(err: unknown): unknown {
   if (!(err instanceof AppError) || !err.extra.field?.startsWith('check.')) return err;
   const field = err.extra.field.slice('check.'.length);
-  return new AppError(err.status, err.code, err.message.replace(/^check\./, ''), { ...err.extra, field });
+  // The message names fields too (`duplicates check.expected_records[0]`).
+  return new AppError(err.status, err.code, err.message.replace(/(^|\s)check\.(?=\w)/g, '$1'), { ...err.extra, field });
 }
 
 async function variableValues(ctx: ChecksCtx, refs: readonly string[]): Promise<OrgVariables> {

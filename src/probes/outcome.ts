@@ -99,12 +99,18 @@ const REASONS: Record<string, string> = {
 };
 
 /** A short reason for a failed check; TLS verification errors keep their code (CERT_HAS_EXPIRED...). */
+/** `...:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:../deps/...`: the reason. */
+const OPENSSL_REASON = /:error:[0-9A-F]+:[^:]*:[^:]*:([^:]+)/;
+
 export function describeError(err: unknown): string {
   if (err instanceof CheckTimeoutError) return err.message;
   const e = err as NodeJS.ErrnoException & { hostname?: string };
   if (e?.code === 'EBLOCKEDADDRESS') return e.message;
   if (e?.code && REASONS[e.code]) return e.hostname && e.code === 'ENOTFOUND' ? `${REASONS[e.code]}: ${e.hostname}` : REASONS[e.code]!;
-  if (e?.code && /CERT|SELF_SIGNED|TLS|SSL|ERR_TLS/.test(e.code)) return `TLS: ${e.message} (${e.code})`;
+  if (e?.code && /CERT|SELF_SIGNED|TLS|SSL|UNABLE_TO_|SIGNATURE/.test(e.code)) return `TLS: ${e.message} (${e.code})`;
+  // A handshake refused mid-write carries OpenSSL's whole error line; its reason is the part that speaks.
+  const openssl = e?.code === 'EPROTO' ? OPENSSL_REASON.exec(e.message ?? '') : null;
+  if (openssl) return `TLS: ${openssl[1]} (EPROTO)`;
   if (e?.code?.startsWith('HPE_')) return `invalid HTTP response: ${e.message}`;
   return e?.message ? String(e.message).slice(0, 500) : String(err).slice(0, 500);
 }

@@ -92,7 +92,7 @@ export const TlsCertCheck = Type.Object({
   type: Type.Literal('tls_cert'),
   host,
   port: port('TLS port; default 443.', 443),
-  server_name: unsetIsNull(Type.String({ minLength: 1, maxLength: 253, description: 'SNI override; defaults to `host`.' })),
+  server_name: unsetIsNull(Type.String({ minLength: 1, maxLength: 253, description: 'SNI override; defaults to `host`. A host name (letters, digits, hyphen, underscore, dots; an IDN allowed), never an address: otherwise 400 `VALIDATION_FAILED` naming `check.server_name`.' })),
   warn_days: days(30, 'Degraded below this many days; strictly greater than `critical_days`'),
   critical_days: days(7, 'Down below this many days'),
   timeout: timeout(10_000),

@@ -101,6 +101,13 @@ function checkHost(host: string): void {
   if (host.trim() === '') throw invalid('check.host', 'must not be empty');
 }
 
+/** SNI carries a host name (RFC 6066: never an address), as a dns name is written. */
+function checkServerName(name: string | null | undefined): void {
+  if (name == null) return;
+  const parsed = parseName(name, false);
+  if (!parsed.ok || isIPv4(name) || isIPv6(name)) throw invalid('check.server_name', 'must be a host name (SNI carries no address)');
+}
+
 function checkExpiryDays(check: { warn_days: number; critical_days: number }): void {
   if (check.warn_days <= check.critical_days) throw invalid('check.warn_days', 'must be greater than critical_days');
 }
@@ -148,7 +155,7 @@ export function checkKindRules(check: CheckSpecT, plan: { maxFlowSteps: number |
     case 'http': return checkHttp(check);
     case 'tcp': checkHost(check.host); return checkIpVersion(check.host.trim(), check.ip_version);
     case 'ping': return checkHost(check.host);
-    case 'tls_cert': checkHost(check.host); checkExpiryDays(check); return checkIpVersion(check.host.trim(), check.ip_version);
+    case 'tls_cert': checkHost(check.host); checkServerName(check.server_name); checkExpiryDays(check); return checkIpVersion(check.host.trim(), check.ip_version);
     case 'domain_expiry': return checkDomainExpiry(check);
     case 'flow': return checkFlow(check, plan.maxFlowSteps);
     case 'dns': return checkDns(check);

@@ -72,6 +72,8 @@ describe('test, check-now and results', () => {
     expectError(await api('POST', '/api/v1/targets/test', { type: 'http', url: 'ftp://93.184.216.34/' }), 400, 'VALIDATION_FAILED', 'url');
     expectError(await api('POST', '/api/v1/targets/test', { type: 'http', url: `${base}/{{nope}}` }), 422, 'UNRESOLVED_VARIABLE', 'url');
     expectError(await api('POST', '/api/v1/targets/test', { type: 'http', url: base, extra: 1 }), 422, 'INVALID_JSON');
+    const duplicate = expectError(await api('POST', '/api/v1/targets/test', { type: 'dns', domain: 'example.com', record_type: 'A', expected_records: ['192.0.2.1', '192.0.2.1'] }), 400, 'INVALID_DNS_PARAMS', 'expected_records[1]');
+    assert.doesNotMatch(duplicate.message, /check\./, 'the message names fields as the body has them');
     expectError(await api('POST', '/api/v1/targets/test', { type: 'heartbeat' }), 400, 'HEARTBEAT_NOT_PROBEABLE', 'type');
     expectError(await api('POST', '/api/v1/targets/test', { type: 'manual' }), 400, 'HEARTBEAT_NOT_PROBEABLE', 'type');
     // The kind first, even where its own fields would fail their schema.

@@ -13,7 +13,7 @@ import { BODY_READ_LIMIT, httpProbe } from '../../src/probes/http.js';
 import type { ProbeContext } from '../../src/probes/types.js';
 import { RdapBootstrap } from '../../src/rdap/index.js';
 import { HttpCheck, type HttpCheckT } from '../../src/targets/check-specs.js';
-import { createLeaf, daysAfter } from '../helpers/certs.js';
+import { createCa, createLeaf, daysAfter } from '../helpers/certs.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 
@@ -237,6 +237,11 @@ describe('http probe', () => {
     assert.equal(v6.status, 'down');
     assert.match(String(v6.error), /host not found/);
   });
+  it('https to a server that speaks plain HTTP is down with the TLS reason, not OpenSSL\'s whole error line', async () => {
+    const r = await httpProbe(check({ url: `${base.replace('http:', 'https:')}/ok` }), ctxOf());
+    assert.equal(r.status, 'down');
+    assert.equal(r.error, 'TLS: wrong version number (EPROTO)');
+  });
 });
 
 describe('http probe: credentials stay at the check\'s origin across redirects', () => {
@@ -390,6 +395,22 @@ describe('http probe over TLS', () => {
   after(async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('verify_tls refuses a leaf whose issuer is unknown, naming the reason\'s code', async () => {
+    const issued = createLeaf({ commonName: 'probe.test', notAfter: daysAfter(new Date(), 30), issuer: createCa('Unknown CA') });
+    // The leaf alone, without its chain: the client cannot find who signed it.
+    const leafOnly = issued.cert.slice(0, issued.cert.indexOf('-----END CERTIFICATE-----') + '-----END CERTIFICATE-----'.length);
+    const orphan = createHttpsServer({ key: issued.key, cert: leafOnly }, (_req, res) => res.end('x'));
+    await new Promise<void>((resolve) => orphan.listen(0, '127.0.0.1', resolve));
+    try {
+      const r = await httpProbe(check({ url: `https://probe.test:${(orphan.address() as AddressInfo).port}/` }), ctxOf(guard));
+      assert.equal(r.status, 'down');
+      assert.equal(r.error, 'TLS: unable to verify the first certificate (UNABLE_TO_VERIFY_LEAF_SIGNATURE)');
+    } finally {
+      orphan.closeAllConnections();
+      await new Promise((resolve) => orphan.close(resolve));
+    }
   });
 
   it('verify_tls refuses a self-signed certificate; without it the check is up with a tls phase', async () => {

@@ -102,6 +102,15 @@ describe('targets: kind rules', () => {
     expectError(await create(api, { type: 'tcp', host: '93.184.216.34', port: 0 }), 400, 'VALIDATION_FAILED', 'check.port');
   });
 
+  it('tls_cert: server_name is a host name, never an address', async () => {
+    for (const server_name of ['bad name!', '93.184.216.34', '2606:2800:220:1::1', 'a..b', ' ']) {
+      expectError(await create(api, { type: 'tls_cert', host: '93.184.216.34', server_name }), 400, 'VALIDATION_FAILED', 'check.server_name');
+    }
+    for (const server_name of ['example.com', 'WWW.Example.com', 'localhost', 'bücher.de', '_acme.example.com']) {
+      assert.equal((await create(api, { type: 'tls_cert', host: '93.184.216.34', server_name })).statusCode, 201, server_name);
+    }
+  });
+
   it('tls_cert and domain_expiry: warn_days must exceed critical_days', async () => {
     expectError(await create(api, { type: 'tls_cert', host: '93.184.216.34', warn_days: 7, critical_days: 7 }), 400, 'VALIDATION_FAILED', 'check.warn_days');
     expectError(await create(api, { type: 'domain_expiry', domain: 'example.com', warn_days: 5, critical_days: 10 }), 400, 'VALIDATION_FAILED', 'check.warn_days');
