@@ -145,6 +145,30 @@ describe('email channels', () => {
     expectGonePage(await t.inject({ method: 'POST', url: '/verify/channel/nope' }), 'unknown: POST, no body');
   });
 
+  it('mails a test send only to an address confirmed for the org; an unconfirmed one is answered "not sent", with nothing mailed', async () => {
+    const test = async (path: string, body?: object) => (await api('POST', `/api/v1/notification-channels${path}`, body)).json() as { delivered: boolean; error: string | null };
+    const stranger = await test('/test', { config: { type: 'email', to: 'stranger@example.com' } });
+    assert.equal(stranger.delivered, false);
+    assert.match(stranger.error!, /^not sent: stranger@example\.com has not confirmed it takes this org's alerts/);
+    const channel = (await api('POST', '/api/v1/notification-channels', { name: 'tested', config: { type: 'email', to: 'tested@example.com' } })).json();
+    const verification = await mailTo('tested@example.com');
+    const saved = await test(`/${channel.id}/test`);
+    assert.equal(saved.delivered, false);
+    assert.match(saved.error!, /resend-verification/);
+    await sleep(200);
+    assert.equal(inbox.filter((m) => m.to === 'stranger@example.com' || m.to === 'tested@example.com').length, 0, 'no test mail went out');
+
+    assert.equal((await submitForm(linkIn(verification))).statusCode, 200);
+    assert.deepEqual(await test(`/${channel.id}/test`), { delivered: true, error: null });
+    assert.match((await mailTo('tested@example.com')).raw, /Test alert from Keepwatch/);
+    assert.deepEqual(await test('/test', { config: { type: 'email', to: 'TESTED@example.com' } }), { delivered: true, error: null }, 'a confirmed address, any case');
+    await mailTo('TESTED@example.com');
+    // Another org has not confirmed it.
+    const other = await createTenantWithToken(t, { plan: 'team' });
+    const elsewhere = (await client(t, other.token)('POST', '/api/v1/notification-channels/test', { config: { type: 'email', to: 'tested@example.com' } })).json();
+    assert.equal(elsewhere.delivered, false);
+  });
+
   // Last: it moves the shared clock a week on.
   it('escapes what the page shows, and expires the link after 7 days', async () => {
     const channel = (await api('POST', '/api/v1/notification-channels', { name: '<script>alert("x")</script> & co', config: { type: 'email', to: 'late@example.com' } })).json();
