@@ -8,7 +8,7 @@ export const AccountParams = Type.Object({ id: Type.String({ format: 'uuid' }) }
 export const PlanMoveBody = Type.Object({
   plan_id: Type.String({ description: `A catalog plan: ${PLAN_IDS.join(', ')}.` }),
   reason: Type.String({ minLength: 1, maxLength: 500 }),
-  fallback_plan_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Plan the account falls back to when a paid subscription ends.' })),
+  fallback_plan_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Plan the account falls back to when a paid subscription ends. Omitted keeps the one named before; null clears it (the plan held before paying).' })),
 }, { additionalProperties: false });
 
 export const OverridesBody = Type.Object({

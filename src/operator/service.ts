@@ -61,10 +61,10 @@ export async function moveAccountPlan(services: Services, accountId: string, bod
     if (account.plan_id !== body.plan_id && PAID_STATES.has(account.subscription_status ?? '')) {
       throw new AppError(409, 'SUBSCRIPTION_STATE', 'the account holds a paid subscription; change its plan through billing', { field: 'plan_id' });
     }
-    await tx.query('UPDATE accounts SET plan_id = $2, fallback_plan_id = COALESCE($3, fallback_plan_id) WHERE id = $1',
-      [accountId, body.plan_id, body.fallback_plan_id ?? null]);
-    return settle(services, tx, accountId, 'plan_changed', body.reason,
-      { from: account.plan_id, to: body.plan_id, fallback_plan_id: body.fallback_plan_id ?? account.fallback_plan_id });
+    // Omitted keeps the fallback; null clears it (back to the plan held before paying).
+    const fallback = body.fallback_plan_id === undefined ? account.fallback_plan_id : body.fallback_plan_id;
+    await tx.query('UPDATE accounts SET plan_id = $2, fallback_plan_id = $3 WHERE id = $1', [accountId, body.plan_id, fallback]);
+    return settle(services, tx, accountId, 'plan_changed', body.reason, { from: account.plan_id, to: body.plan_id, fallback_plan_id: fallback });
   });
   services.plans.invalidate(accountId);
   return result;

@@ -56,6 +56,10 @@ describe('operator plan moves', () => {
     assert.equal(res.json().plan_id, 'founding');
     assert.equal(res.json().fallback_plan_id, 'founding');
     assert.equal((await usage(tenant)).plan.id, 'founding');
+    const kept = await t.operator('PUT', `/operator/accounts/${tenant.accountId}/plan`, { plan_id: 'pro', reason: 'moved on' });
+    assert.equal(kept.json().fallback_plan_id, 'founding', 'omitted keeps the fallback');
+    const cleared = await t.operator('PUT', `/operator/accounts/${tenant.accountId}/plan`, { plan_id: 'pro', reason: 'no fallback', fallback_plan_id: null });
+    assert.equal(cleared.json().fallback_plan_id, null, 'null clears it');
   });
 
   for (const status of ['active', 'grace']) {
