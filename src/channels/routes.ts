@@ -127,11 +127,11 @@ function registerVerifyPage(app: FastifyInstance, services: Services): void {
     scope.addContentTypeParser('application/x-www-form-urlencoded', (_request, _payload, done) => done(null, undefined));
 
     addRoute(scope, {
-      method: 'GET', url: `${VERIFY_PATH}/:token`, auth: 'public', tags: TAGS, errors: [404],
+      method: 'GET', url: `${VERIFY_PATH}/:token`, auth: 'public', tags: TAGS,
       summary: 'Email channel confirmation link (page)',
       description: 'The link mailed to an email channel\'s address: an HTML page naming the channel and the address with a "Confirm this address" button (which POSTs to the same URL). Fetching it changes nothing, so mail scanners and link previews confirm nothing. An unknown, used or expired (7 days) link is a 404 page.',
       params: VerifyParams,
-      response: { 200: HtmlPage },
+      response: { 200: HtmlPage, 404: HtmlPage },
       handler: async (request, reply) => {
         try {
           const target = await lookupVerification(services.db, request.params.token, services.clock.now());
@@ -146,11 +146,11 @@ function registerVerifyPage(app: FastifyInstance, services: Services): void {
     });
 
     addRoute(scope, {
-      method: 'POST', url: `${VERIFY_PATH}/:token`, auth: 'public', tags: TAGS, errors: [404],
+      method: 'POST', url: `${VERIFY_PATH}/:token`, auth: 'public', tags: TAGS,
       summary: 'Email channel confirmation link (confirm)',
       description: 'The button of the confirmation page: confirms the address, and the channel starts paging; the link is then used. Takes an empty body (the form\'s `application/x-www-form-urlencoded`, or none) and answers an HTML page. An unknown, used or expired (7 days) link is a 404 page.',
       params: VerifyParams,
-      response: { 200: HtmlPage },
+      response: { 200: HtmlPage, 404: HtmlPage },
       handler: async (request, reply) => {
         try {
           const done = await confirmVerification(services.db, request.params.token, services.clock.now());

@@ -5,7 +5,7 @@ import { addRoute, IdParams } from '../http/route.js';
 import { WRITE_SOURCE_TEXT, writeSourceOf } from '../http/write-source.js';
 import type { Services } from '../services.js';
 import { answerPing } from './ping-endpoint.js';
-import { HeartbeatRecord, PingParams, RotateBody } from './schema.js';
+import { HeartbeatRecord, PingParams, RotateBody, SignalPingParams } from './schema.js';
 import { getHeartbeatRecord, revokePreviousUrl, rotateHeartbeat, type HeartbeatCtx } from './service.js';
 
 const TAGS = ['heartbeat'];
@@ -77,7 +77,7 @@ export function registerHeartbeatRoutes(app: FastifyInstance, services: Services
         method, url, auth: 'public', tags: TAGS, exposeHeadRoute: false,
         summary: url.endsWith(':signal') ? 'Heartbeat ping with a signal' : 'Heartbeat ping (success)',
         description: PING_DESCRIPTION,
-        params: PingParams,
+        params: url.endsWith(':signal') ? SignalPingParams : PingParams,
         response: { 200: PingAnswer },
         errors: [404, 429],
         handler,

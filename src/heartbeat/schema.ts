@@ -34,7 +34,8 @@ export const RotateBody = Type.Object({
 }, { additionalProperties: false });
 export type Rotate = Static<typeof RotateBody>;
 
-export const PingParams = Type.Object({
+export const PingParams = Type.Object({ token: Type.String() });
+export const SignalPingParams = Type.Object({
   token: Type.String(),
-  signal: Type.Optional(Type.String({ description: '`success`, `start`, `fail` or an exit code `0`..`255`; none is `success`.' })),
+  signal: Type.String({ description: '`success`, `start`, `fail` or an exit code `0`..`255`.' }),
 });

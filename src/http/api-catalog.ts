@@ -2,7 +2,7 @@
 // (RFC 9264) naming the REST API with its OpenAPI document and documentation page, as this
 // deployment serves them. The docs page and the OpenAPI document carry the RFC 8288 `Link` header
 // that points here. No MCP server runs yet, so the catalog lists the REST API alone.
-import { Type } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { addRoute } from './route.js';
 
@@ -42,9 +42,12 @@ export function registerApiCatalog(app: FastifyInstance, publicBaseUrl: string):
     summary: 'API catalog (RFC 9727)',
     description: `A linkset (\`application/linkset+json\`, RFC 9727 profile) naming the REST API at \`{auth.public_base_url}/api/v1\` with its OpenAPI document (\`service-desc\`) and documentation page (\`service-doc\`). Also answers HEAD. The docs page, the OpenAPI document and this catalog carry a \`Link\` header with \`rel\` \`api-catalog\`, \`service-desc\` and \`service-doc\`.`,
     response: {
-      200: Type.Object({
-        linkset: Type.Array(Type.Object({ anchor: Type.String(), 'service-desc': Type.Array(Link), 'service-doc': Type.Array(Link) })),
-      }, { description: 'RFC 9264 linkset.' }),
+      200: {
+        description: 'RFC 9264 linkset.',
+        content: { 'application/linkset+json': { schema: Type.Object({
+          linkset: Type.Array(Type.Object({ anchor: Type.String(), 'service-desc': Type.Array(Link), 'service-doc': Type.Array(Link) })),
+        }) } },
+      } as unknown as TSchema,
     },
     handler: async (_request, reply) => reply.type(LINKSET_TYPE).send(body),
   });

@@ -1,11 +1,11 @@
 // Plain HTML pages for a person in a browser, behind links mailed or posted in alerts (acknowledge,
 // channel verification). Never cached: each answers for one token at one moment.
 import type { FastifyReply } from 'fastify';
-import { Type } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import { escapeHtml } from '../mail/mailer.js';
 
-/** The response schema of such a page. */
-export const HtmlPage = Type.String({ description: 'An HTML page.' });
+/** The response of such a page, success or 404, documented as the `text/html` it is. */
+export const HtmlPage = { description: 'An HTML page.', content: { 'text/html': { schema: Type.String() } } } as unknown as TSchema;
 
 /** Answers a page titled `title`; `body` is HTML the caller has already escaped. */
 export function page(reply: FastifyReply, status: number, title: string, body: string): FastifyReply {

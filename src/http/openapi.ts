@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
+import { shapeDocument } from './openapi-shape.js';
 import { addRoute, ErrorSchema } from './route.js';
 
 export async function installOpenApi(app: FastifyInstance, version: string): Promise<void> {
@@ -32,6 +33,7 @@ export async function installOpenApi(app: FastifyInstance, version: string): Pro
       },
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string | undefined) ?? `def-${i}` },
+    transformObject: (document) => shapeDocument('openapiObject' in document ? document.openapiObject : document.swaggerObject),
   });
   // validatorUrl null: the explorer must not call validator.swagger.io (offline installs, privacy).
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, validatorUrl: null } });

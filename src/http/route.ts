@@ -67,6 +67,8 @@ export function addRoute<B extends TSchema = TSchema, Q extends TSchema = TSchem
   const errors = new Set(spec.errors ?? []);
   if (spec.body || spec.querystring) errors.add(400);
   if (spec.body) { errors.add(415); errors.add(422); }
+  // A mutation without a body schema takes none or `{}` (conventions.ts): anything else is one of these.
+  if (MUTATIONS.has(spec.method as string)) for (const status of [400, 413, 415, 422]) errors.add(status);
   // Every `user` route applies the X-Service-Org rules: 400 ORG_REQUIRED / ORG_HEADER_INVALID, 403 ORG_HEADER_MISMATCH.
   if (spec.auth === 'user') { errors.add(400); errors.add(401); errors.add(403); errors.add(429); }
   if (spec.auth === 'operator' || spec.params) errors.add(404);
@@ -75,7 +77,8 @@ export function addRoute<B extends TSchema = TSchema, Q extends TSchema = TSchem
   for (const [status, schema] of Object.entries(spec.response)) {
     response[Number(status)] = schema ?? { type: 'null', description: 'No content.' };
   }
-  for (const status of [...errors].sort()) response[status] = { $ref: 'Error#', description: ERROR_TEXT[status] ?? 'Error.' };
+  // A status the route documents itself (an HTML page's 404) keeps its own answer.
+  for (const status of [...errors].sort()) response[status] ??= { $ref: 'Error#', description: ERROR_TEXT[status] ?? 'Error.' };
 
   app.route({
     method: spec.method,
@@ -90,6 +93,7 @@ export function addRoute<B extends TSchema = TSchema, Q extends TSchema = TSchem
     ...(Object.values(spec.response).some(hasDiscriminator) && { serializerCompiler: () => plainJson }),
     config: { auth: spec.auth, scope: spec.scope, orgScoped: spec.orgScoped },
     schema: {
+      operationId: operationIdOf(spec.method as string, spec.url),
       summary: spec.summary,
       description: describe(spec),
       tags: spec.tags,
@@ -106,6 +110,20 @@ export function addRoute<B extends TSchema = TSchema, Q extends TSchema = TSchem
 }
 
 const plainJson = (data: unknown): string => JSON.stringify(data);
+
+const MUTATIONS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * A name for the operation from its method and path, unique as they are:
+ * `POST /api/v1/targets/:id/check-now` is `postTargetsByIdCheckNow`.
+ */
+export function operationIdOf(method: string, url: string): string {
+  const words = url.replace(/^\/api\/v1(?=\/|$)/, '').split(/[/.\-_]+/).filter(Boolean)
+    .map((part) => (part.startsWith(':') ? `By${capital(part.slice(1))}` : capital(part)));
+  return method.toLowerCase() + words.join('');
+}
+
+const capital = (word: string): string => word.charAt(0).toUpperCase() + word.slice(1);
 
 /** Whether a schema holds a tagged union anywhere inside it. */
 function hasDiscriminator(schema: unknown): boolean {

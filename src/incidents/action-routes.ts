@@ -18,11 +18,11 @@ export function registerAlertActionRoutes(app: FastifyInstance, services: Servic
     scope.addContentTypeParser('application/x-www-form-urlencoded', (_request, _payload, done) => done(null, undefined));
 
     addRoute(scope, {
-      method: 'GET', url: `${ACTION_PATH}/:token`, auth: 'public', tags: ['incidents'], errors: [404],
+      method: 'GET', url: `${ACTION_PATH}/:token`, auth: 'public', tags: ['incidents'],
       summary: 'Acknowledge link from an alert (page)',
       description: 'The link in an alert of a channel with `acknowledge_button`: an HTML page naming the incident with an Acknowledge button (which POSTs to the same URL). Fetching it changes nothing. Unknown or expired (7 days) links are 404.',
       params: Params,
-      response: { 200: HtmlPage },
+      response: { 200: HtmlPage, 404: HtmlPage },
       handler: async (request, reply) => {
         try {
           const target = await lookupAction(services.db, request.params.token, services.clock.now());
@@ -38,11 +38,11 @@ export function registerAlertActionRoutes(app: FastifyInstance, services: Servic
     });
 
     addRoute(scope, {
-      method: 'POST', url: `${ACTION_PATH}/:token`, auth: 'public', tags: ['incidents'], errors: [404],
+      method: 'POST', url: `${ACTION_PATH}/:token`, auth: 'public', tags: ['incidents'],
       summary: 'Acknowledge link from an alert (act)',
       description: 'Acknowledges the incident for whoever holds the alert (audited as `incident.acknowledged` by the system actor `alert-link:<channel name>`); answers an HTML page. An acknowledged or resolved incident is left as it is.',
       params: Params,
-      response: { 200: HtmlPage },
+      response: { 200: HtmlPage, 404: HtmlPage },
       handler: async (request, reply) => {
         try {
           const done = await redeemAcknowledge(services, request.params.token);

@@ -56,7 +56,7 @@ export function registerBulkRoutes(app: FastifyInstance, services: Services): vo
   });
 
   addRoute(app, {
-    method: 'POST', url: BULK_ACTION_URL, auth: 'user', tags: TAGS,
+    method: 'POST', url: BULK_ACTION_URL, auth: 'user', tags: TAGS, errors: [404],
     summary: 'One action on many targets',
     description: `Needs the scope \`targets:delete\` for \`delete\` and \`targets:write\` for every other action (service-api.md: \`targets:delete\` covers bulk delete, \`targets:write\` bulk writes); a token without it is 403 \`INSUFFICIENT_SCOPE\` naming the scope. \`enable\`, \`disable\`, \`delete\`, \`tag-add\` / \`tag-remove\` (\`tags\`), \`set-group\` (\`group_name\`, null clears), \`set-interval\` (\`interval\`), \`bind-channels\` / \`unbind-channels\` (\`channel_ids\`), on up to ${BULK_CREATE_MAX} \`ids\`. Each monitor's new values pass the rules of a PATCH. All or nothing: an id that is not a monitor of the org is 404 naming it (\`ids[2]\`), a monitor the action cannot apply to names it the same way (e.g. 422 \`MIN_CHECK_INTERVAL\` at \`ids[0]\`), bad action inputs name themselves (\`tags[1]\`, \`channel_ids[0]\`). Answers 200 \`{targets}\` in \`ids\` order, or \`{deleted: [ids]}\` for \`delete\`. ${WRITE_SOURCE_TEXT}`,
     body: BulkActionBody,

@@ -3,6 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { Type } from '@sinclair/typebox';
 import { addRoute } from '../../src/http/route.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -79,6 +81,69 @@ describe('OpenAPI document and explorer', () => {
       .map(([method, path]) => `${method} ${path}`);
     assert.deepEqual(missing, []);
     for (const path of ['/healthz', '/readyz', '/api/openapi.json', '/api/v1/regions', '/operator/regions/{id}']) assert.ok(doc.paths[path], path);
+  });
+
+  it('every schema compiles as JSON Schema 2020-12, as a client\'s validator reads it (tuples as prefixItems)', () => {
+    const ajv = new Ajv2020.default({ strict: false, allErrors: false });
+    addFormats.default(ajv);
+    const base = 'https://keepwatch.test/openapi.json';
+    ajv.addSchema({ ...doc, $id: base });
+    const pointer = (...parts: string[]) => `${base}#/${parts.map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')}`;
+    const schemas: string[] = Object.keys(doc.components.schemas).map((name) => pointer('components', 'schemas', name));
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops) as Array<[string, Operation & { requestBody?: { content: Record<string, unknown> } }]>) {
+        for (const type of Object.keys(op.requestBody?.content ?? {})) schemas.push(pointer('paths', path, method, 'requestBody', 'content', type, 'schema'));
+        for (const [status, res] of Object.entries(op.responses)) {
+          for (const type of Object.keys((res as { content?: Record<string, unknown> }).content ?? {})) schemas.push(pointer('paths', path, method, 'responses', status, 'content', type, 'schema'));
+        }
+      }
+    }
+    assert.ok(schemas.length > 200, `${schemas.length} schemas`);
+    for (const ref of schemas) assert.doesNotThrow(() => ajv.getSchema(ref), ref);
+    const basicAuth = (doc.components.schemas.Target as { properties: { check: { oneOf: Array<{ properties: Record<string, { anyOf?: unknown[] }> }> } } })
+      .properties.check.oneOf.find((kind) => kind.properties.basic_auth)!.properties.basic_auth!.anyOf![0];
+    assert.deepEqual([(basicAuth as { items?: unknown }).items, 'additionalItems' in (basicAuth as object), ((basicAuth as { prefixItems?: unknown[] }).prefixItems ?? []).length], [false, false, 2]);
+  });
+
+  it('requires in a request body only what a client must send: a field with a default is optional', () => {
+    type Obj = { required?: string[]; properties?: Record<string, unknown>; oneOf?: Obj[] };
+    const body = (path: string, method: string) => (doc.paths[path]![method] as unknown as { requestBody: { content: { 'application/json': { schema: Obj } } } }).requestBody.content['application/json'].schema;
+    const kinds = (body('/api/v1/targets', 'post').properties!.check as Obj).oneOf!;
+    const required = Object.fromEntries(kinds.map((kind) => [(kind.properties!.type as { const?: string; enum?: string[] }).enum?.[0] ?? (kind.properties!.type as { const: string }).const, kind.required ?? []]));
+    assert.deepEqual(required.http, ['type', 'url']);
+    assert.deepEqual(required.heartbeat, ['type']);
+    assert.deepEqual(required.tls_cert, ['type', 'host']);
+    // A response still says every field is there.
+    const answered = (doc.components.schemas.Target as { properties: { check: Obj } }).properties.check.oneOf!.find((k) => k.properties!.method)!;
+    assert.ok(answered.required!.includes('method') && answered.required!.includes('timeout'));
+  });
+
+  it('names every operation, uniquely, and declares exactly the parameters its path holds', () => {
+    const ids: string[] = [];
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      const templated = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!).sort();
+      for (const [method, op] of Object.entries(ops) as Array<[string, Operation & { operationId?: string }]>) {
+        assert.ok(op.operationId, `${method} ${path}`);
+        ids.push(op.operationId);
+        const declared = (op.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name).sort();
+        assert.deepEqual(declared, templated, `${method} ${path}`);
+      }
+    }
+    assert.equal(new Set(ids).size, ids.length);
+    assert.equal((doc.paths['/api/v1/targets/{id}/check-now']!.post as { operationId?: string }).operationId, 'postTargetsByIdCheckNow');
+  });
+
+  it('documents the content type each page and the catalog answer with, and the errors every mutation can meet', () => {
+    const typesOf = (path: string, method: string, status: number) => Object.keys((doc.paths[path]![method]!.responses[status] as { content?: object }).content ?? {});
+    for (const path of ['/act/{token}', '/verify/channel/{token}']) {
+      for (const method of ['get', 'post']) for (const status of [200, 404]) assert.deepEqual(typesOf(path, method, status), ['text/html'], `${method} ${path} ${status}`);
+    }
+    assert.deepEqual(typesOf('/.well-known/api-catalog', 'get', 200), ['application/linkset+json']);
+    for (const [path, ops] of Object.entries(doc.paths).filter(([p]) => p.startsWith('/api/v1/') || p.startsWith('/operator/'))) {
+      for (const [method, op] of Object.entries(ops).filter(([m]) => ['post', 'put', 'patch', 'delete'].includes(m))) {
+        for (const status of [400, 413, 415, 422]) assert.ok(op.responses[status], `${method} ${path} ${status}`);
+      }
+    }
   });
 
   it('gives user routes the apiToken scheme with their scope, and 401/429 as the Error schema', () => {
