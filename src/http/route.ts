@@ -78,7 +78,7 @@ export function addRoute<B extends TSchema = TSchema, Q extends TSchema = TSchem
     response[Number(status)] = schema ?? { type: 'null', description: 'No content.' };
   }
   // A status the route documents itself (an HTML page's 404) keeps its own answer.
-  for (const status of [...errors].sort()) response[status] ??= { $ref: 'Error#', description: ERROR_TEXT[status] ?? 'Error.' };
+  for (const status of [...errors].sort()) response[status] ??= { $ref: 'Error#', description: ERROR_TEXT[status] ?? 'Error.', ...(status === 429 && { headers: RETRY_AFTER }) };
 
   app.route({
     method: spec.method,
@@ -112,6 +112,8 @@ export function addRoute<B extends TSchema = TSchema, Q extends TSchema = TSchem
 const plainJson = (data: unknown): string => JSON.stringify(data);
 
 const MUTATIONS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+const RETRY_AFTER = { 'Retry-After': { type: 'integer', minimum: 1, description: 'Seconds until a retry can succeed.' } };
 
 /**
  * A name for the operation from its method and path, unique as they are:

@@ -153,6 +153,7 @@ describe('OpenAPI document and explorer', () => {
       assert.deepEqual(op.security!.map((s) => Object.keys(s)), [['apiToken']], name);
       assert.equal(errorRef(op, 401), '#/components/schemas/Error', name);
       assert.equal(errorRef(op, 429), '#/components/schemas/Error', name);
+      assert.equal((op.responses[429] as { headers?: Record<string, { schema: { type: string } }> }).headers?.['Retry-After']?.schema.type, 'integer', name);
     }
     assert.deepEqual(doc.paths['/api/v1/regions']!.get!.security, [{ apiToken: [] }]);
     const scoped = doc.paths['/api/v1/probe-scoped/{id}']!.post!;
