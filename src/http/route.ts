@@ -48,6 +48,8 @@ export interface RouteSpec<B extends TSchema, Q extends TSchema, P extends TSche
   params?: P;
   /** Success responses by status. */
   response: Record<number, TSchema | null>;
+  /** The route honours `Idempotency-Key` (documented as a header parameter; idempotency.ts checks it). */
+  idempotencyKey?: boolean;
   /** Error statuses beyond the ones implied by auth and input. */
   errors?: number[];
   bodyLimit?: number;
@@ -99,7 +101,7 @@ export function addRoute<B extends TSchema = TSchema, Q extends TSchema = TSchem
       tags: spec.tags,
       ...(spec.auth === 'user' && { security: [{ apiToken: spec.scope ? [spec.scope] : [] }] }),
       ...(spec.auth === 'operator' && { security: [{ operatorSecret: [] }] }),
-      ...(spec.auth === 'user' && { headers: spec.orgScoped === false ? OrgFreeHeader : OrgHeader }),
+      ...(spec.auth === 'user' && { headers: spec.idempotencyKey ? Type.Composite([OrgHeader, IdempotencyHeader]) : spec.orgScoped === false ? OrgFreeHeader : OrgHeader }),
       ...(spec.body && { body: spec.body }),
       ...(spec.querystring && { querystring: spec.querystring }),
       ...(spec.params && { params: spec.params }),
@@ -137,6 +139,9 @@ function hasDiscriminator(schema: unknown): boolean {
 const ORG_HEADER_RULES = 'Optional for a token bound to an org (must then name it, else 403 `ORG_HEADER_MISMATCH`); required otherwise (400 `ORG_REQUIRED`). An unknown or malformed slug is 400 `ORG_HEADER_INVALID`.';
 const OrgHeader = Type.Object({
   'x-service-org': Type.Optional(Type.String({ description: `Slug of the org to act in. ${ORG_HEADER_RULES}` })),
+});
+const IdempotencyHeader = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({ description: '1-255 visible ASCII characters, kept 24 hours per org: a retry with the same key and request answers the first answer again; with another request it is 409 `CONFLICT` (a malformed key is 400 naming `Idempotency-Key`).' })),
 });
 const OrgFreeHeader = Type.Object({
   'x-service-org': Type.Optional(Type.String({ description: `Slug of one of the caller's orgs. This route acts in no org, but the header rules hold here too: ${ORG_HEADER_RULES}` })),

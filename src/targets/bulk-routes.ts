@@ -33,6 +33,7 @@ export function registerBulkRoutes(app: FastifyInstance, services: Services): vo
   addRoute(app, {
     method: 'POST', url: '/api/v1/targets/:id/duplicate', auth: 'user', scope: 'targets:write', tags: TAGS, errors: [409, 413],
     summary: 'Copy a target',
+    idempotencyKey: true,
     description: `Up to ${DUPLICATE_MAX} copies (more is 413 \`BULK_TOO_LARGE\`), each \`{name, address?}\`. \`address\` replaces the check's URL (http; a flow's \`start_url\`), host or \`host:port\` (tcp, tls_cert; a bare host keeps the port), host (ping) or domain (dns, domain_expiry); heartbeat and manual monitors take none (400 \`INVALID_ADDRESS\`). Everything else is copied from the stored monitor (check with credentials, interval, paused state, tags, group, alert bindings, regions and \`region_policy\` as stored); the caller owns every copy; a heartbeat copy gets its own ping URL. All or nothing: an error names the copy (\`copies[1].address\`); no room is 422 \`QUOTA_EXCEEDED\`; flow copies beyond the plan's flow checks are 400 \`INVALID_FLOW_PARAMS\`. Answers 201 \`{targets}\` in request order. With \`Idempotency-Key\` (1-255 visible ASCII characters, kept 24 hours per org) a retry answers the first answer again and copies nothing more; the same key with another request is 409 \`CONFLICT\`. ${WRITE_SOURCE_TEXT}`,
     params: IdParams,
     body: Type.Object({

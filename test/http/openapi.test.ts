@@ -131,6 +131,9 @@ describe('OpenAPI document and explorer', () => {
     }
     assert.equal(new Set(ids).size, ids.length);
     assert.equal((doc.paths['/api/v1/targets/{id}/check-now']!.post as { operationId?: string }).operationId, 'postTargetsByIdCheckNow');
+    const headers = (path: string, method: string) => (doc.paths[path]![method]!.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name).sort();
+    assert.deepEqual(headers('/api/v1/targets/{id}/duplicate', 'post'), ['idempotency-key', 'x-service-org']);
+    assert.deepEqual(headers('/api/v1/targets', 'post'), ['x-service-org']);
   });
 
   it('documents the content type each page and the catalog answer with, and the errors every mutation can meet', () => {
