@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../shared/errors.js';
 
-const MUTATIONS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+export const MUTATIONS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 const PRIVATE_VARY = 'Authorization, Cookie, X-Service-Org';
 

@@ -4,6 +4,7 @@ import { Type, type Static, type TArray, type TSchema } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { Scope } from '../identity/scopes.js';
 import { ERROR_CODES } from '../shared/errors.js';
+import { MUTATIONS } from './conventions.js';
 import type { RouteAuth } from './route-config.js';
 
 export const ErrorSchema = Type.Object({
@@ -69,8 +70,9 @@ export function addRoute<B extends TSchema = TSchema, Q extends TSchema = TSchem
   const errors = new Set(spec.errors ?? []);
   if (spec.body || spec.querystring) errors.add(400);
   if (spec.body) { errors.add(415); errors.add(422); }
-  // A mutation without a body schema takes none or `{}` (conventions.ts): anything else is one of these.
-  if (MUTATIONS.has(spec.method as string)) for (const status of [400, 413, 415, 422]) errors.add(status);
+  // Any API or operator mutation, with a body schema or without (then it takes none or `{}`,
+  // conventions.ts): a body that is not JSON, too large, or holding a key the route does not take.
+  if (spec.auth !== 'public' && MUTATIONS.has(spec.method as string)) for (const status of [400, 413, 415, 422]) errors.add(status);
   // Every `user` route applies the X-Service-Org rules: 400 ORG_REQUIRED / ORG_HEADER_INVALID, 403 ORG_HEADER_MISMATCH.
   if (spec.auth === 'user') { errors.add(400); errors.add(401); errors.add(403); errors.add(429); }
   if (spec.auth === 'operator' || spec.params) errors.add(404);
@@ -112,8 +114,6 @@ export function addRoute<B extends TSchema = TSchema, Q extends TSchema = TSchem
 }
 
 const plainJson = (data: unknown): string => JSON.stringify(data);
-
-const MUTATIONS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 const RETRY_AFTER = { 'Retry-After': { type: 'integer', minimum: 1, description: 'Seconds until a retry can succeed.' } };
 
