@@ -186,7 +186,7 @@ async function judgeMonitor(tx: Executor, target: TargetAlertRow, input: Monitor
       }
     }
     if (target.kind === 'manual' && current && result.status !== 'up' && !out.transitions.some((t) => t.kind === 'open')) {
-      restateManual(current, result, writes.events);
+      restateManual(current, target.name, result, writes.events);
       touched = true;
     }
     if (current) current.incident = state.incident;
@@ -214,12 +214,16 @@ async function judgeResult(tx: Executor, target: TargetAlertRow, spans: readonly
   };
 }
 
+/** The title the engine gives a monitor's incident. */
+const titleOf = (name: string, state: 'degraded' | 'down'): string => `${name} is ${state}`;
+
 /** A manual state set down or degraded on an open incident: its note becomes the cause, and a worse state raises it. */
-function restateManual(current: Changed, result: CheckResultRecord, events: EventRow[]): void {
+function restateManual(current: Changed, name: string, result: CheckResultRecord, events: EventRow[]): void {
   const impact: Impact = result.status === 'down' ? 'major_outage' : 'degraded';
   if (IMPACT_RANK[impact] > IMPACT_RANK[current.impact]) {
     events.push({ incidentId: current.id, at: result.checkedAt.getTime(), kind: 'raised', message: `raised to ${impact} by a state set by hand` });
     current.impact = impact;
+    current.retitle = { from: titleOf(name, 'degraded'), to: titleOf(name, 'down') };
   }
   current.cause = result.error;
 }
@@ -230,7 +234,7 @@ function onTransition(t: Transition, current: Changed | null, target: TargetAler
       const impact: Impact = result.status === 'degraded' ? 'degraded' : t.regionsDown >= rule.regionCount ? 'major_outage' : 'partial_outage';
       const opened: Changed = {
         row: null, id: newId(), orgId: target.org_id, accountId: target.account_id, targetId: target.id, startedAt: t.startedAt, incident: null, impact, cause: result.error, endedAt: null,
-        title: `${target.name} is ${result.status === 'degraded' ? 'degraded' : 'down'}`,
+        title: titleOf(target.name, result.status === 'degraded' ? 'degraded' : 'down'),
         notifyRecovery: target.notify_recovery, renotifySecs: target.renotify_interval_secs,
       };
       events.push({ incidentId: opened.id, at: t.startedAt, kind: 'opened', message: result.error });

@@ -24,6 +24,8 @@ export interface Changed {
   row: IncidentRow | null; id: string; orgId: string; accountId: string; targetId: string; startedAt: number; incident: OpenIncident | null;
   impact: Impact; cause: string | null; endedAt: number | null; title: string;
   notifyRecovery: boolean; renotifySecs: number;
+  /** An open incident's engine-made title to replace (a raised manual state), unless someone has written another since. */
+  retitle?: { from: string; to: string };
 }
 export interface EventRow { incidentId: string; at: number; kind: string; message: string | null }
 export interface StreakWrite { targetId: string; region: string; streak: RegionStreak }
@@ -94,9 +96,11 @@ export async function writeIncidents(tx: Executor, changes: readonly Changed[], 
     } else {
       await tx.query(
         `UPDATE incidents SET status = $2, impact = $3, cause = $4, ended_at = $5, recovering_since = $6, recovered = $7, updated_at = $8,
-                next_reminder_at = CASE WHEN $2 = 'resolved' THEN NULL ELSE next_reminder_at END
+                next_reminder_at = CASE WHEN $2 = 'resolved' THEN NULL ELSE next_reminder_at END,
+                title = CASE WHEN title = $9 THEN $10 ELSE title END
           WHERE id = $1`,
-        [c.id, c.endedAt === null ? 'open' : 'resolved', c.impact, c.cause, c.endedAt === null ? null : iso(c.endedAt), recoveringSince, recovered, now]);
+        [c.id, c.endedAt === null ? 'open' : 'resolved', c.impact, c.cause, c.endedAt === null ? null : iso(c.endedAt), recoveringSince, recovered, now,
+          c.retitle?.from ?? null, c.retitle?.to ?? null]);
     }
   }
   await enqueueNotifications(tx, outbox, now);

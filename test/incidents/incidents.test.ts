@@ -157,11 +157,19 @@ describe('incidents', () => {
     await api('PUT', `/api/v1/targets/${id}/state`, { status: 'down', note: 'invoices failing' });
     const raised = await latest(id);
     assert.equal(raised.id, opened.id, 'the same incident');
-    assert.deepEqual([raised.impact, raised.cause], ['major_outage', 'invoices failing']);
+    assert.deepEqual([raised.impact, raised.cause, raised.title], ['major_outage', 'invoices failing', 'billing is down']);
     await api('PUT', `/api/v1/targets/${id}/state`, { status: 'up' });
     const closed = await latest(id);
     assert.equal(closed.status, 'resolved');
     assert.deepEqual((await detail(closed.id)).timeline.map((e: Json) => e.kind), ['opened', 'raised', 'recovering', 'closed']);
+
+    // A title someone wrote stays when a worse state raises the incident.
+    await api('PUT', `/api/v1/targets/${id}/state`, { status: 'degraded', note: 'slow again' });
+    const reopened = await latest(id);
+    const named = await api('PATCH', `/api/v1/incidents/${reopened.id}`, { title: 'Invoices are slow' });
+    assert.equal(named.statusCode, 200, named.body);
+    await api('PUT', `/api/v1/targets/${id}/state`, { status: 'down', note: 'failing again' });
+    assert.deepEqual([(await latest(id)).impact, (await latest(id)).title], ['major_outage', 'Invoices are slow']);
   });
 
   it('lists a monitor\'s incident history as periods, newest first, ongoing_only keeping the open one', async () => {
