@@ -39,9 +39,7 @@ describe('scheduler: two nodes on one store', () => {
       // that shares a timer wake-up with two others, and this test counts every slot on its
       // place. The cap has its own tests (test/checks/engine.test.ts, throttle.test.ts).
       perHostMaxInflight: 1000,
-      // A 2.4 s margin (ttl - renew): with 1.6 s, one CI run on PostgreSQL left a slot unrun, cause
-      // not caught; the nodes' warnings now show in the message if it happens again.
-      leases: { ttlMs: 3000, renewMs: 600 }, pollMs: 300, reloadMs: 3000,
+      leases: { ttlMs: 2000, renewMs: 400 }, pollMs: 300, reloadMs: 3000,
       log: pino({ level: 'warn', base: { node: name } }, { write: (line: string) => void warnings.push(line.trim()) }),
     });
     nodes.push(scheduler);
@@ -86,7 +84,12 @@ describe('scheduler: two nodes on one store', () => {
     const b = node('b');
     await a.start();
     await b.start();
-    await sleep(1500); // shares settle
+    // The first node takes every shard, then hands half over in its next rounds. A slot falling
+    // while its shard is between the two runs on neither (the hand-over gap, up to a renewal), so
+    // the window opens once both nodes hold their share: the sum alone is 30 before any hand-over.
+    const settleBy = Date.now() + 15_000;
+    while (!(a.scheduledCount > 0 && b.scheduledCount > 0 && a.scheduledCount + b.scheduledCount === 30) && Date.now() < settleBy) await sleep(100);
+    assert.ok(a.scheduledCount > 0 && b.scheduledCount > 0, 'both nodes hold a share');
     assert.equal(a.scheduledCount + b.scheduledCount, 30, 'each monitor is scheduled on exactly one node');
     const from = Date.now();
     await sleep(21_000);
