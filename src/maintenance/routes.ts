@@ -60,7 +60,7 @@ export function registerMaintenanceRoutes(app: FastifyInstance, services: Servic
   });
 
   addRoute(app, {
-    method: 'DELETE', url: `${BASE}/:id`, auth: 'user', scope: 'maintenance:delete', tags: TAGS, errors: [409, 422],
+    method: 'DELETE', url: `${BASE}/:id`, auth: 'user', scope: 'maintenance:delete', tags: TAGS, errors: [409],
     summary: 'Cancel a maintenance window',
     description: 'Cancels a window that has not ended (204). It stays as history: `status` `cancelled` with `deleted_at` and `deleted_by`. An ended window is 409 `CONFLICT`; one already cancelled 422 `MAINTENANCE_CANCELLED`.',
     params: IdParams,

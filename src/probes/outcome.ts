@@ -98,10 +98,10 @@ const REASONS: Record<string, string> = {
   HPE_INVALID_CONSTANT: 'invalid HTTP response',
 };
 
-/** A short reason for a failed check; TLS verification errors keep their code (CERT_HAS_EXPIRED...). */
 /** `...:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:../deps/...`: the reason. */
 const OPENSSL_REASON = /:error:[0-9A-F]+:[^:]*:[^:]*:([^:]+)/;
 
+/** A short reason for a failed check; TLS verification errors keep their code (CERT_HAS_EXPIRED...). */
 export function describeError(err: unknown): string {
   if (err instanceof CheckTimeoutError) return err.message;
   const e = err as NodeJS.ErrnoException & { hostname?: string };
