@@ -41,11 +41,8 @@ export function registerChannelRoutes(app: FastifyInstance, services: Services):
     summary: 'Create a notification channel',
     description: `Answers 201 with \`Location\`. Counted against the account's \`max_notification_channels\` (422 \`QUOTA_EXCEEDED\`). An \`sms\` channel on a plan without SMS alerts is 403 \`SMS_ALERTS_DISABLED\`. A URL in a blocked address range is 400 \`VALIDATION_FAILED\` unless the deployment allows private targets. ${WRITE_SOURCE_TEXT}`,
     body: CreateChannelBody,
-    response: { 201: Channel },
-    handler: async (request, reply) => {
-      const channel = await createChannel(ctx(request), request.body);
-      return reply.code(201).header('location', `${BASE}/${channel.id}`).send(channel);
-    },
+    location: BASE, response: { 201: Channel },
+    handler: async (request) => createChannel(ctx(request), request.body),
   });
 
   addRoute(app, {

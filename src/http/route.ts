@@ -51,6 +51,11 @@ export interface RouteSpec<B extends TSchema, Q extends TSchema, P extends TSche
   response: Record<number, TSchema | null>;
   /** The route honours `Idempotency-Key` (documented as a header parameter; idempotency.ts checks it). */
   idempotencyKey?: boolean;
+  /**
+   * A create: the handler returns the new resource, answered 201 with `Location: {location}/{id}`
+   * (the header documented on the 201).
+   */
+  location?: string;
   /** Error statuses beyond the ones implied by auth and input. */
   errors?: number[];
   bodyLimit?: number;
@@ -81,6 +86,7 @@ export function addRoute<B extends TSchema = TSchema, Q extends TSchema = TSchem
   for (const [status, schema] of Object.entries(spec.response)) {
     response[Number(status)] = schema ?? { type: 'null', description: 'No content.' };
   }
+  if (spec.location !== undefined) response[201] = { ...spec.response[201], headers: LOCATION };
   // A status the route documents itself (an HTML page's 404) keeps its own answer.
   for (const status of [...errors].sort()) response[status] ??= { $ref: 'Error#', description: ERROR_TEXT[status] ?? 'Error.', ...(status === 429 && { headers: RETRY_AFTER }) };
 
@@ -109,12 +115,20 @@ export function addRoute<B extends TSchema = TSchema, Q extends TSchema = TSchem
       ...(spec.params && { params: spec.params }),
       response,
     },
-    handler: spec.handler as unknown as (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
+    handler: (spec.location === undefined ? spec.handler : answerCreated(spec.location, spec.handler)) as unknown as (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
   });
+}
+
+function answerCreated<R>(location: string, handler: (request: R, reply: FastifyReply) => Promise<unknown>) {
+  return async (request: R, reply: FastifyReply) => {
+    const created = await handler(request, reply) as { id: string };
+    return reply.code(201).header('location', `${location}/${created.id}`).send(created);
+  };
 }
 
 const plainJson = (data: unknown): string => JSON.stringify(data);
 
+const LOCATION = { Location: { type: 'string', description: 'The path of the created resource.' } };
 const RETRY_AFTER = { 'Retry-After': { type: 'integer', minimum: 1, description: 'Seconds until a retry can succeed.' } };
 
 /**

@@ -33,11 +33,8 @@ export function registerIncidentRoutes(app: FastifyInstance, services: Services)
     summary: 'Declare an incident',
     description: 'An incident a person opens (`source: declared`): open from now until resolved. Answers 201 with `Location` and the incident with its timeline. Audited as `incident.declared`.',
     body: DeclareIncidentBody,
-    response: { 201: IncidentDetail },
-    handler: async (request, reply) => {
-      const incident = await declareIncident(ctx(request), request.body);
-      return reply.code(201).header('location', `${BASE}/${incident.id}`).send(incident);
-    },
+    location: BASE, response: { 201: IncidentDetail },
+    handler: async (request) => declareIncident(ctx(request), request.body),
   });
 
   addRoute(app, {

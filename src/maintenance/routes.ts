@@ -36,11 +36,8 @@ export function registerMaintenanceRoutes(app: FastifyInstance, services: Servic
     summary: 'Schedule a maintenance window',
     description: `Answers 201 with \`Location\`. \`ends_at\` must be after \`starts_at\` and in the future; \`components\` are monitors of the org (400 \`VALIDATION_FAILED\` naming \`components[i]\`). Counted against the account's \`max_maintenance_windows\` (windows not yet ended; 422 \`QUOTA_EXCEEDED\`). ${WRITE_SOURCE_TEXT}`,
     body: CreateMaintenanceBody,
-    response: { 201: MaintenanceWindow },
-    handler: async (request, reply) => {
-      const window = await createWindow(ctx(request), request.body);
-      return reply.code(201).header('location', `${BASE}/${window.id}`).send(window);
-    },
+    location: BASE, response: { 201: MaintenanceWindow },
+    handler: async (request) => createWindow(ctx(request), request.body),
   });
 
   addRoute(app, {

@@ -7,7 +7,7 @@ import {
   AccountParams, AccountPlanResult, Agent, ClearOverridesQuery, CreateAgentBody, CreatedAgent, CreatedToken, CreatedUser, CreateTokenBody,
   CreateUserBody, OverridesBody, PlanMoveBody, UserParams,
 } from './schema.js';
-import { bootstrapToken, bootstrapUser, clearOverrides, createAgent, deleteAgent, listAgents, moveAccountPlan, setOverrides } from './service.js';
+import { bootstrapToken, bootstrapUser, clearOverrides, createAgent, deleteAgent, getAgent, listAgents, moveAccountPlan, setOverrides } from './service.js';
 
 const tags = ['operator'];
 
@@ -54,11 +54,8 @@ export function registerOperatorRoutes(app: FastifyInstance, services: Services)
   addRoute(app, {
     method: 'POST', url: '/operator/agents', auth: 'operator', tags,
     summary: 'Register a probe agent for a region (token shown once)',
-    body: CreateAgentBody, response: { 201: CreatedAgent }, errors: [422],
-    handler: async (request, reply) => {
-      const agent = await createAgent(services, request.body);
-      return reply.code(201).header('location', `/operator/agents/${agent.id}`).send(agent);
-    },
+    body: CreateAgentBody, location: '/operator/agents', response: { 201: CreatedAgent }, errors: [422],
+    handler: async (request) => createAgent(services, request.body),
   });
 
   addRoute(app, {
@@ -66,6 +63,13 @@ export function registerOperatorRoutes(app: FastifyInstance, services: Services)
     summary: 'List probe agents',
     response: { 200: Type.Object({ agents: Type.Array(Agent) }) },
     handler: async () => ({ agents: await listAgents(services) }),
+  });
+
+  addRoute(app, {
+    method: 'GET', url: '/operator/agents/:id', auth: 'operator', tags,
+    summary: 'Get a probe agent',
+    params: IdParams, response: { 200: Agent },
+    handler: async (request) => getAgent(services, request.params.id),
   });
 
   addRoute(app, {

@@ -151,10 +151,18 @@ export async function createAgent(services: Services, body: Static<typeof Create
 }
 
 export async function listAgents(services: Services) {
-  const rows = await services.db.query<{ id: string; region_id: string; name: string; prefix: string; last_seen_at: Date | null; created_at: Date }>(
-    'SELECT id, region_id, name, prefix, last_seen_at, created_at FROM agents ORDER BY created_at, id');
-  return rows.map((r) => ({ ...r, last_seen_at: r.last_seen_at?.toISOString() ?? null, created_at: r.created_at.toISOString() }));
+  return (await services.db.query<AgentRow>(`${AGENT_SELECT} ORDER BY created_at, id`)).map(toAgent);
 }
+
+export async function getAgent(services: Services, agentId: string) {
+  const [row] = isUuid(agentId) ? await services.db.query<AgentRow>(`${AGENT_SELECT} WHERE id = $1`, [agentId]) : [];
+  if (!row) throw notFound('agent');
+  return toAgent(row);
+}
+
+type AgentRow = { id: string; region_id: string; name: string; prefix: string; last_seen_at: Date | null; created_at: Date };
+const AGENT_SELECT = 'SELECT id, region_id, name, prefix, last_seen_at, created_at FROM agents';
+const toAgent = (r: AgentRow) => ({ ...r, last_seen_at: r.last_seen_at?.toISOString() ?? null, created_at: r.created_at.toISOString() });
 
 /** The agent's token stops working at once: it authenticates against this row. */
 export async function deleteAgent(services: Services, agentId: string): Promise<void> {

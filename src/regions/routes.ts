@@ -26,12 +26,12 @@ export function registerRegionRoutes(app: FastifyInstance, services: Services): 
   addRoute(app, {
     method: 'POST', url: '/operator/regions', auth: 'operator', tags: ['operator'], errors: [409],
     summary: 'Create a region', body: CreateRegionBody,
-    response: { 201: OperatorRegion },
-    handler: async (request, reply) => {
+    location: '/operator/regions', response: { 201: OperatorRegion },
+    handler: async (request) => {
       const region = await insertRegion(services.db, request.body);
       if (!region) throw new AppError(409, 'REGION_EXISTS', `region ${request.body.id} exists`, { field: 'id' });
       services.regions.invalidate();
-      return reply.code(201).header('location', `/operator/regions/${region.id}`).send(services.regions.effective(region));
+      return services.regions.effective(region);
     },
   });
 

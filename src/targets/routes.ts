@@ -64,11 +64,8 @@ export function registerTargetRoutes(app: FastifyInstance, services: Services): 
     beforeValidation: async (request) => {
       if (checkTypeOf(request.body) === 'manual' && isObject(request.body)) refuseManualInterval(request.body.interval);
     },
-    response: { 201: Target },
-    handler: async (request, reply) => {
-      const target = await createTarget(ctx(request), request.body);
-      return reply.code(201).header('location', `/api/v1/targets/${target.id}`).send(target);
-    },
+    location: '/api/v1/targets', response: { 201: Target },
+    handler: async (request) => createTarget(ctx(request), request.body),
   });
 
   addRoute(app, {

@@ -26,11 +26,8 @@ export function registerVariableRoutes(app: FastifyInstance, services: Services)
     summary: 'Create a variable',
     description: 'A secret is sealed at rest and its value is never returned, not even here.',
     body: CreateVariableBody,
-    response: { 201: Variable },
-    handler: async (request, reply) => {
-      const variable = await createVariable(ctx(request), request.body);
-      return reply.code(201).header('location', `/api/v1/variables/${variable.id}`).send(variable);
-    },
+    location: '/api/v1/variables', response: { 201: Variable },
+    handler: async (request) => createVariable(ctx(request), request.body),
   });
 
   addRoute(app, {

@@ -149,6 +149,14 @@ describe('OpenAPI document and explorer', () => {
     }
   });
 
+  it('documents Location on the 201 of every single-resource create', () => {
+    const headerOf = (path: string) => (doc.paths[path]!.post!.responses[201] as { headers?: Record<string, { schema: { type: string } }> }).headers?.Location?.schema.type;
+    const creates = ['/api/v1/targets', '/api/v1/notification-channels', '/api/v1/maintenance', '/api/v1/incidents', '/api/v1/variables', '/operator/regions', '/operator/agents'];
+    for (const path of creates) assert.equal(headerOf(path), 'string', path);
+    // Batches and sub-resources have no one resource to point to.
+    for (const path of ['/api/v1/targets/bulk', '/operator/users']) assert.equal(headerOf(path), undefined, path);
+  });
+
   it('gives user routes the apiToken scheme with their scope, and 401/429 as the Error schema', () => {
     const userOps = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => op.security?.some((s) => 'apiToken' in s)).map(([m, op]) => [`${m} ${path}`, op] as const));
     assert.ok(userOps.length >= 3);

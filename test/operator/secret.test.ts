@@ -12,7 +12,7 @@ const KNOWN = [
   'PUT /operator/accounts/{id}/plan', 'PUT /operator/accounts/{id}/overrides', 'DELETE /operator/accounts/{id}/overrides',
   'POST /operator/users', 'POST /operator/users/{user_id}/api-tokens', 'GET /operator/regions', 'POST /operator/regions',
   'GET /operator/regions/{id}', 'PATCH /operator/regions/{id}', 'GET /operator/agents', 'POST /operator/agents',
-  'DELETE /operator/agents/{id}',
+  'GET /operator/agents/{id}', 'DELETE /operator/agents/{id}',
 ];
 
 /** Every operator route the app serves, read from its own OpenAPI document. */

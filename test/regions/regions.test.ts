@@ -160,6 +160,13 @@ describe('agents', () => {
     assert.match(row!.token_hash, /^\$argon2id\$/);
     assert.ok(!row!.whole.includes(agent.token));
 
+    assert.equal(res.headers.location, `/operator/agents/${agent.id}`);
+    const one = await t.operator('GET', res.headers.location as string);
+    assert.equal(one.statusCode, 200, one.body);
+    assert.deepEqual(Object.keys(one.json() as object).sort(), ['created_at', 'id', 'last_seen_at', 'name', 'prefix', 'region_id']);
+    assert.equal((one.json() as { prefix: string }).prefix, agent.token.slice(0, 17));
+    assert.ok(!one.body.includes(agent.token));
+
     const list = await t.operator('GET', '/operator/agents');
     assert.equal(list.statusCode, 200);
     const agents = (list.json() as { agents: Array<Record<string, unknown>> }).agents;
@@ -169,6 +176,8 @@ describe('agents', () => {
 
     assert.equal((await t.operator('DELETE', `/operator/agents/${agent.id}`)).statusCode, 204);
     assert.equal((await t.operator('DELETE', `/operator/agents/${agent.id}`)).statusCode, 404);
+    assert.equal((await t.operator('GET', `/operator/agents/${agent.id}`)).statusCode, 404);
+    assert.equal((await t.operator('GET', '/operator/agents/not-a-uuid')).statusCode, 404);
     assert.deepEqual((await t.operator('GET', '/operator/agents')).json(), { agents: [] });
     assert.equal((await t.operator('DELETE', '/operator/agents/not-a-uuid')).statusCode, 404);
   });
