@@ -2,10 +2,10 @@
 // line naming it and the reason, instead of a stack from the first migration.
 import pg from 'pg';
 import { Refusal } from '../shared/refusal.js';
-import { openPostgres, type Db } from './db.js';
+import { CONNECT_DEADLINE_MS, openPostgres, type Db } from './db.js';
 
-/** How long the boot waits for the server to answer a connect, unless the URL sets `connect_timeout`. */
-export const CONNECT_TIMEOUT_SECS = 10;
+/** How long a connect waits for the server, at boot and after, unless the URL sets `connect_timeout`. */
+export const CONNECT_TIMEOUT_SECS = CONNECT_DEADLINE_MS / 1000;
 
 /**
  * A `database_url` that names no usable PostgreSQL server; the message names where the URL was set
@@ -47,7 +47,7 @@ export async function connectPostgres(url: string, source = 'database_url'): Pro
   } finally {
     await probe.end().catch(() => {});
   }
-  return openPostgres(url);
+  return openPostgres(url, { connectDeadlineMs: timeoutSecs * 1000 });
 }
 
 /** The URL's `connect_timeout`, in whole seconds as libpq reads it, else CONNECT_TIMEOUT_SECS. */

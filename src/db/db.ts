@@ -66,15 +66,27 @@ const pgScript = (text: string): PgQuery => ({ text, query_timeout: NO_DEADLINE_
 /** `pg` words a statement past its deadline so, with no code. */
 const isPastDeadline = (err: unknown): boolean => err instanceof Error && err.message === 'Query read timeout';
 
+/**
+ * How long a new connection may take to be ready (TCP, TLS, startup, auth). Without it a server
+ * that drops packets holds the connect, and every query waiting for it, for the OS's SYN timeout
+ * (about two minutes), and one that accepts but never answers holds it for ever.
+ */
+export const CONNECT_DEADLINE_MS = 10_000;
+
 export interface PostgresOptions {
   /** Connections in the pool. */
   max?: number;
+  /** A new connection's deadline (the URL's `connect_timeout`, when it sets one). */
+  connectDeadlineMs?: number;
   /** A statement's deadline unless its query says otherwise (tests shorten it). */
   statementDeadlineMs?: number;
 }
 
 export function openPostgres(url: string, options: PostgresOptions = {}): Db {
-  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, types: pgTypes, idleTimeoutMillis: 10_000 });
+  const pool = new pg.Pool({
+    connectionString: url, max: options.max ?? 10, types: pgTypes, idleTimeoutMillis: 10_000,
+    Client: clientWithConnectDeadline(options.connectDeadlineMs ?? CONNECT_DEADLINE_MS),
+  });
   const deadlineMs = options.statementDeadlineMs ?? STATEMENT_DEADLINE_MS;
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => {});
@@ -108,6 +120,18 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Db {
     },
     exec: async (sql) => void (await pool.query(pgScript(sql))),
     close: () => pool.end(),
+  };
+}
+
+/**
+ * The pool's clients with a connect deadline of their own. The pool's `connectionTimeoutMillis`
+ * would also fail a query waiting for a busy pool's next free connection, which is no outage.
+ */
+function clientWithConnectDeadline(ms: number): typeof pg.Client {
+  return class extends pg.Client {
+    constructor(config?: pg.ClientConfig) {
+      super({ ...config, connectionTimeoutMillis: ms });
+    }
   };
 }
 

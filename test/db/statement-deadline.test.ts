@@ -2,6 +2,7 @@
 // reset) fails its statement and is dropped from the pool, instead of holding it for the kernel's
 // retransmission timeout, some 15 minutes.
 import assert from 'node:assert/strict';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import { openPostgres, type Db } from '../../src/db/db.js';
@@ -10,6 +11,29 @@ import { startStallingProxy, type StallingProxy } from '../helpers/stalling-prox
 import { createTestStore, usePostgres, type TestStore } from '../helpers/store.js';
 
 const PAST_DEADLINE = /Query read timeout/;
+const CONNECT_PAST_DEADLINE = /timeout expired/;
+
+describe('PostgreSQL connect deadline', () => {
+  it('fails a query whose connection a server accepted and never answered, and the next one too, each within the deadline', async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => void sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const db = openPostgres(`postgres://kw@127.0.0.1:${(silent.address() as AddressInfo).port}/kw`, { max: 1, connectDeadlineMs: 300 });
+    try {
+      for (const n of [1, 2]) {
+        const started = performance.now();
+        await assert.rejects(db.query('SELECT 1'), CONNECT_PAST_DEADLINE);
+        const took = performance.now() - started;
+        assert.ok(took >= 250 && took < 5_000, `connect ${n} failed after ${Math.round(took)} ms`);
+      }
+      assert.equal(sockets.size, 2, 'each query tried a connection of its own');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await db.close().catch(() => {});
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+});
 
 describe('PostgreSQL statement deadline', { skip: !usePostgres && 'needs DATABASE_URL', timeout: 60_000 }, () => {
   let store: TestStore;
@@ -61,6 +85,15 @@ describe('PostgreSQL statement deadline', { skip: !usePostgres && 'needs DATABAS
     assert.equal((await db.query('SELECT pg_sleep(0.6)', [], { timeoutMs: Infinity })).length, 1);
     await db.exec('SELECT pg_sleep(0.6)');
     await db.transaction((tx) => tx.exec('SELECT pg_sleep(0.6)'));
+  });
+
+  it('lets a query wait for a busy pool\'s connection longer than the connect deadline', async () => {
+    const db = openPostgres(proxy.url, { max: 1, connectDeadlineMs: 200 });
+    pools.push(db);
+    const holding = db.transaction((tx) => tx.query('SELECT pg_sleep(0.6)'));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(await db.query('SELECT 1 AS n'), [{ n: 1 }]);
+    await holding;
   });
 
   it('gives a lease renewal only its margin (ttl - renew): a round on a silent connection fails in time and the next one renews', async () => {
