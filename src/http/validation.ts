@@ -36,18 +36,12 @@ const bodyAjvAllErrors = makeAjv(false, true);
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const validate: ValidateFunction = (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema as object);
   const part = httpPart ?? 'body';
-  // Compiled on the first failure: a valid body costs one fast pass, as before.
-  let validateAll: ValidateFunction | undefined;
-  const unknownKeyIn = (data: unknown): ErrorObject | undefined => {
-    validateAll ??= bodyAjvAllErrors.compile(schema as object);
-    return validateAll(data) ? undefined : findUnknownKey(validateAll.errors ?? []);
-  };
   return (data: unknown) => {
     if (!validate(data)) {
       const first = pickError(validate.errors ?? []);
       // Conventions 7: an unknown or read-only key is named even when another field also fails.
-      const unknown = part === 'body' && first?.keyword !== 'additionalProperties' ? unknownKeyIn(data) : undefined;
-      return { error: toAppError(part, unknown ?? first) };
+      const unknown = part === 'body' && first?.keyword !== 'additionalProperties' ? unknownKeyError(schema as object, data) : undefined;
+      return { error: unknown ?? toAppError(part, first) };
     }
     const bad = findUnstorableValue(data);
     if (bad === undefined) return { value: data };
@@ -128,6 +122,18 @@ export function pickError(errors: ErrorObject[]): ErrorObject | undefined {
   const fitting = branches.map((_, i) => i).filter((i) => errorsOf(i).some((e) => e.keyword !== 'type' || e.instancePath !== last.instancePath));
   if (fitting.length === 1) return pickError(errorsOf(fitting[0]!));
   return { ...last, message: 'does not match any of the accepted shapes' };
+}
+
+/**
+ * The 422 `INVALID_JSON` naming a body's first unknown or read-only key, if it holds one: that
+ * failure wins over any other (Conventions 7). Runs only on a failing body (it fills defaults in,
+ * as the route's own validation would); compiled once per schema, on its first failure.
+ */
+export function unknownKeyError(schema: object, body: unknown): AppError | undefined {
+  const validateAll = bodyAjvAllErrors.compile(schema);
+  if (validateAll(body)) return undefined;
+  const unknown = findUnknownKey(validateAll.errors ?? []);
+  return unknown && bodyError(unknown, pointerToField(unknown.instancePath));
 }
 
 /**

@@ -237,7 +237,7 @@ describe('targets: kind rules', () => {
   it('PATCH: another kind answers CHECK_KIND_IMMUTABLE before its own shape is judged; a foreign or unknown id stays 404', async () => {
     const created = (await create(api, { type: 'http', url: PUBLIC_URL })).json() as Json;
     const url = `/api/v1/targets/${created.id}`;
-    for (const check of [{ type: 'tcp' }, { type: 'heartbeat', period: 1 }, { type: 'manual', extra: 1 }, { type: 'smtp' }]) {
+    for (const check of [{ type: 'tcp' }, { type: 'heartbeat', period: 1 }, { type: 'manual' }, { type: 'smtp' }]) {
       expectError(await api('PATCH', url, { check }), 400, 'CHECK_KIND_IMMUTABLE', 'check.type');
     }
     const manual = (await create(api, { type: 'manual' })).json() as Json;
@@ -250,6 +250,23 @@ describe('targets: kind rules', () => {
     expectError(await api('PATCH', '/api/v1/targets/0190a0a0-0000-7000-8000-000000000000', { check: { type: 'tcp' } }), 404, 'NOT_FOUND');
     expectError(await api('PATCH', '/api/v1/targets/not-a-uuid', { check: { type: 'tcp' } }), 404, 'NOT_FOUND');
     assert.deepEqual((await api('GET', url)).json(), created);
+  });
+
+  it('an unknown or read-only key wins over the rules judged before the body\'s schema (kind fixed, manual interval); a foreign id stays 404', async () => {
+    const http = (await create(api, { type: 'http', url: PUBLIC_URL })).json() as Json;
+    const manual = (await create(api, { type: 'manual' })).json() as Json;
+    expectError(await api('PATCH', `/api/v1/targets/${http.id}`, { check: { type: 'tcp', host: '93.184.216.34', port: 80 }, bogus: 1 }), 422, 'INVALID_JSON', 'bogus');
+    expectError(await api('PATCH', `/api/v1/targets/${http.id}`, { check: { type: 'manual', extra: 1 } }), 422, 'INVALID_JSON', 'check.extra');
+    expectError(await api('PATCH', `/api/v1/targets/${manual.id}`, { interval: 120, bogus: 1 }), 422, 'INVALID_JSON', 'bogus');
+    expectError(await api('PATCH', `/api/v1/targets/${manual.id}`, { interval: 120, write_source: 'api' }), 422, 'INVALID_JSON', 'write_source');
+    for (const extra of [{ write_source: 'api' }, { id: 'x' }, { bogus: 1 }]) {
+      const res = await create(api, { type: 'manual' }, { interval: 120, ...extra });
+      expectError(res, 422, 'INVALID_JSON', Object.keys(extra)[0]);
+      assert.ok(Array.isArray(res.json().error.allowed), 'with the keys the body accepts');
+    }
+    const other = client(t, (await createTenantWithToken(t, { plan: 'team' })).token);
+    expectError(await other('PATCH', `/api/v1/targets/${http.id}`, { check: { type: 'tcp' }, bogus: 1 }), 404, 'NOT_FOUND');
+    assert.deepEqual((await api('GET', `/api/v1/targets/${manual.id}`)).json(), manual);
   });
 
   it('flow: more than 30 steps is INVALID_FLOW_PARAMS whatever the plan says', async () => {
