@@ -282,7 +282,7 @@ function checkRecordLimits(records: readonly string[]): void {
   }
   records.forEach((value, i) => {
     if (value === '') throw dnsError(`check.expected_records[${i}]`, 'is empty');
-    if (value.length > EXPECTED_RECORD_MAX_LENGTH) throw dnsError(`check.expected_records[${i}]`, `is longer than ${EXPECTED_RECORD_MAX_LENGTH} characters`);
+    if ([...value].length > EXPECTED_RECORD_MAX_LENGTH) throw dnsError(`check.expected_records[${i}]`, `is longer than ${EXPECTED_RECORD_MAX_LENGTH} characters`);
   });
 }
 

@@ -120,6 +120,9 @@ describe('dns params: expected_records', () => {
     assert.equal(checkExpectedRecords('TXT', ['x'.repeat(2048)], null)?.length, 1);
     refused(() => checkExpectedRecords('TXT', [...fifty, 'v50'], null), 'check.expected_records');
     refused(() => checkExpectedRecords('TXT', ['ok', 'x'.repeat(2049)], null), 'check.expected_records[1]');
+    // Characters, not UTF-16 units: 2048 emoji are 4096 units.
+    assert.equal(checkExpectedRecords('TXT', ['😀'.repeat(2048)], null)?.length, 1);
+    refused(() => checkExpectedRecords('TXT', ['😀'.repeat(2049)], null), 'check.expected_records[0]');
     refused(() => checkExpectedRecords('TXT', ['ok', 'fine', ''], null), 'check.expected_records[2]');
   });
 
