@@ -47,7 +47,8 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
     if (bad === undefined) return { value: data };
     if (part === 'params') return { error: new AppError(404, 'NOT_FOUND', 'resource not found') };
     const what = bad.number ? 'must be a finite number' : 'contains a NUL character or an unpaired surrogate';
-    return { error: new AppError(400, 'VALIDATION_FAILED', `${bad.field || 'the body'} ${what}`, { field: bad.field }) };
+    const code = part === 'body' ? domainCodeOf(schemaAlong(schema, bad.field)) : 'VALIDATION_FAILED';
+    return { error: new AppError(400, code, `${bad.field || 'the body'} ${what}`, { field: bad.field }) };
   };
 };
 
@@ -218,6 +219,23 @@ export const ERROR_CODE_KEYWORD = 'x-error-code';
 function domainCodeOf(schema: unknown): ErrorCode {
   const code = isObject(schema) ? schema[ERROR_CODE_KEYWORD] : undefined;
   return typeof code === 'string' && (ERROR_CODES as readonly string[]).includes(code) ? (code as ErrorCode) : 'VALIDATION_FAILED';
+}
+
+/**
+ * The innermost schema on `field`'s path that names an error code (`x-error-code`), else the
+ * field's own, through properties, records and arrays; a union on the way ends the walk.
+ */
+function schemaAlong(schema: unknown, field: string): unknown {
+  let named: unknown;
+  let at: unknown = schema;
+  for (const part of field.match(/[^.[\]]+/g) ?? []) {
+    if (isObject(at) && typeof at[ERROR_CODE_KEYWORD] === 'string') named = at;
+    if (!isObject(at)) return named;
+    const properties = isObject(at.properties) ? at.properties : {};
+    const patterns = isObject(at.patternProperties) ? Object.values(at.patternProperties) : [];
+    at = /^\d+$/.test(part) && at.items !== undefined ? at.items : properties[part] ?? patterns[0] ?? at.additionalProperties;
+  }
+  return isObject(at) && typeof at[ERROR_CODE_KEYWORD] === 'string' ? at : named;
 }
 
 /** A tagged union whose tag is missing, not a string, or names no branch. */

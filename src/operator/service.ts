@@ -12,6 +12,7 @@ import { writeAudit } from '../shared/audit.js';
 import { AppError, notFound } from '../shared/errors.js';
 import { instantOf } from '../shared/instant.js';
 import { isUuid, newId, randomToken } from '../shared/ids.js';
+import { requiredText } from '../shared/text.js';
 import type { AccountPlanResult, CreateAgentBody, CreateTokenBody, CreateUserBody, OverridesBody, PlanMoveBody } from './schema.js';
 
 const OPERATOR = { type: 'operator' } as const;
@@ -56,6 +57,7 @@ async function settle(services: Services, tx: Executor, accountId: string, event
 export async function moveAccountPlan(services: Services, accountId: string, body: Static<typeof PlanMoveBody>): Promise<AccountPlan> {
   checkPlanId(body.plan_id, 'plan_id');
   if (body.fallback_plan_id) checkPlanId(body.fallback_plan_id, 'fallback_plan_id');
+  const reason = requiredText(body.reason, 'reason');
   const result = await services.db.transaction(async (tx) => {
     const account = await lockAccount(tx, accountId);
     if (account.plan_id !== body.plan_id && PAID_STATES.has(account.subscription_status ?? '')) {
@@ -64,7 +66,7 @@ export async function moveAccountPlan(services: Services, accountId: string, bod
     // Omitted keeps the fallback; null clears it (back to the plan held before paying).
     const fallback = body.fallback_plan_id === undefined ? account.fallback_plan_id : body.fallback_plan_id;
     await tx.query('UPDATE accounts SET plan_id = $2, fallback_plan_id = $3 WHERE id = $1', [accountId, body.plan_id, fallback]);
-    return settle(services, tx, accountId, 'plan_changed', body.reason, { from: account.plan_id, to: body.plan_id, fallback_plan_id: fallback });
+    return settle(services, tx, accountId, 'plan_changed', reason, { from: account.plan_id, to: body.plan_id, fallback_plan_id: fallback });
   });
   services.plans.invalidate(accountId);
   return result;
@@ -85,6 +87,7 @@ export function validateOverrideCaps(caps: Record<string, unknown>): Record<stri
 
 export async function setOverrides(services: Services, accountId: string, body: Static<typeof OverridesBody>): Promise<AccountPlan> {
   const caps = validateOverrideCaps(body.caps);
+  const reason = requiredText(body.reason, 'reason');
   const expiresAt = body.expires_at ? instantOf(body.expires_at, 'expires_at') : null;
   if (expiresAt && expiresAt.getTime() <= services.clock.now().getTime()) {
     throw new AppError(400, 'PLAN_OVERRIDE_INVALID', 'expires_at is in the past', { field: 'expires_at' });
@@ -94,14 +97,15 @@ export async function setOverrides(services: Services, accountId: string, body: 
     await tx.query(
       `INSERT INTO plan_overrides (account_id, caps, reason, expires_at) VALUES ($1, $2, $3, $4)
        ON CONFLICT (account_id) DO UPDATE SET caps = EXCLUDED.caps, reason = EXCLUDED.reason, expires_at = EXCLUDED.expires_at, created_at = now()`,
-      [accountId, JSON.stringify(caps), body.reason, expiresAt]);
-    return settle(services, tx, accountId, 'overrides_set', body.reason, { caps, expires_at: expiresAt?.toISOString() ?? null });
+      [accountId, JSON.stringify(caps), reason, expiresAt]);
+    return settle(services, tx, accountId, 'overrides_set', reason, { caps, expires_at: expiresAt?.toISOString() ?? null });
   });
   services.plans.invalidate(accountId);
   return result;
 }
 
-export async function clearOverrides(services: Services, accountId: string, reason = 'operator cleared overrides'): Promise<AccountPlan> {
+export async function clearOverrides(services: Services, accountId: string, given?: string): Promise<AccountPlan> {
+  const reason = given === undefined ? 'operator cleared overrides' : requiredText(given, 'reason');
   const result = await services.db.transaction(async (tx) => {
     await lockAccount(tx, accountId);
     await tx.query('DELETE FROM plan_overrides WHERE account_id = $1', [accountId]);

@@ -1,7 +1,7 @@
 // Operator plan moves and cap overrides (service-api.md, "Operator surface"; Events 2).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bearer, createTenantWithToken, startTestApp, type Tenant, type TestApp } from '../helpers/app.js';
+import { bearer, createTenantWithToken, OPERATOR_SECRET, startTestApp, type Tenant, type TestApp } from '../helpers/app.js';
 
 type T = Tenant & { token: string };
 interface Usage { plan: { id: string }; quotas: Record<string, { current: number; limit: number | 'infinity' }>; policy: Record<string, number | 'infinity'>; overrides: { columns: string[]; expires_at: string | null } }
@@ -163,6 +163,21 @@ describe('operator overrides', () => {
     });
   }
 
+  it('refuses a cap JSON reads as infinite (1e309) with 400 PLAN_OVERRIDE_INVALID naming it', async () => {
+    const tenant = await createTenantWithToken(t, { plan: 'free' });
+    for (const value of ['1e309', '-1e309']) {
+      const res = await t.inject({
+        method: 'PUT', url: `/operator/accounts/${tenant.accountId}/overrides`,
+        headers: { authorization: `Bearer ${OPERATOR_SECRET}`, 'content-type': 'application/json' },
+        payload: `{"caps": {"max_targets": ${value}}, "reason": "r"}`,
+      });
+      assert.equal(res.statusCode, 400, res.body);
+      const { error } = res.json() as ErrorBody;
+      assert.deepEqual([error.code, error.field], ['PLAN_OVERRIDE_INVALID', 'caps.max_targets']);
+    }
+    assert.equal((await usage(tenant)).overrides.columns.length, 0);
+  });
+
   it('refuses caps that are missing or not an object with 400 PLAN_OVERRIDE_INVALID naming caps', async () => {
     const tenant = await createTenantWithToken(t, { plan: 'free' });
     for (const body of [{ reason: 'r' }, { caps: [], reason: 'r' }, { caps: 'max_targets=5', reason: 'r' }, { caps: null, reason: 'r' }]) {
@@ -217,6 +232,23 @@ describe('operator overrides', () => {
     u = await usage(tenant);
     assert.equal(u.quotas.max_targets!.limit, 20);
     assert.deepEqual(u.overrides, { columns: [], expires_at: null });
+  });
+
+  it('stores a reason trimmed and refuses one of whitespace alone, on every operator plan route, changing nothing', async () => {
+    const tenant = await createTenantWithToken(t, { plan: 'free' });
+    const refusals = [
+      await put(tenant, { caps: { max_targets: 99 }, reason: '   ' }),
+      await t.operator('PUT', `/operator/accounts/${tenant.accountId}/plan`, { plan_id: 'pro', reason: ' \t ' }),
+      await t.operator('DELETE', `/operator/accounts/${tenant.accountId}/overrides?reason=%20%20`),
+    ];
+    for (const res of refusals) {
+      assert.equal(res.statusCode, 400, res.body);
+      assert.deepEqual([(res.json() as ErrorBody).error.code, (res.json() as ErrorBody).error.field], ['VALIDATION_FAILED', 'reason']);
+    }
+    assert.equal((await usage(tenant)).quotas.max_targets!.limit, 20);
+    assert.equal((await put(tenant, { caps: { max_targets: 99 }, reason: '  pilot  ' })).statusCode, 200);
+    const evs = await t.services.db.query<{ reason: string }>('SELECT reason FROM account_billing_events WHERE account_id = $1', [tenant.accountId]);
+    assert.deepEqual(evs.map((e) => e.reason), ['pilot']);
   });
 
   it('removes the overrides on DELETE, and records overrides_set and overrides_cleared with their reasons', async () => {
