@@ -46,12 +46,12 @@ export function registerTargetRoutes(app: FastifyInstance, services: Services): 
 
   addRoute(app, {
     method: 'GET', url: '/api/v1/targets', auth: 'user', scope: 'targets:read', tags: TAGS,
-    summary: "List the org's targets", description: 'Oldest first. `tag` matches one tag exactly; `q` is a case-insensitive substring of the name.',
+    summary: "List the org's targets", description: 'Oldest first. `tag` matches one tag exactly (trimmed, as tags are stored); `q` is a case-insensitive substring of the name. A blank `tag` or `q` filters nothing.',
     querystring: ListTargetsQuery,
     response: { 200: TargetList },
     handler: async (request) => {
       const { limit = 50, offset = 0, tag, enabled, q } = request.query;
-      return listTargets(ctx(request), { tag, enabled, q }, { limit, offset });
+      return listTargets(ctx(request), { tag: tag?.trim() || undefined, enabled, q: q || undefined }, { limit, offset });
     },
   });
 

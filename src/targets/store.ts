@@ -94,7 +94,7 @@ export async function listTargetRows(db: Executor, orgId: string, filter: Target
   const params: unknown[] = [orgId];
   if (filter.tag !== undefined) where.push(`tags @> ARRAY[$${params.push(filter.tag)}::text]`);
   if (filter.enabled !== undefined) where.push(`enabled = $${params.push(filter.enabled)}`);
-  if (filter.q !== undefined && filter.q !== '') where.push(`name ILIKE $${params.push(`%${likeEscape(filter.q)}%`)}`);
+  if (filter.q !== undefined) where.push(`name ILIKE $${params.push(`%${likeEscape(filter.q)}%`)}`);
   const clause = where.join(' AND ');
   const rows = await db.query<TargetRow>(
     `SELECT * FROM targets WHERE ${clause} ORDER BY id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,

@@ -134,6 +134,10 @@ describe('targets CRUD', () => {
     assert.deepEqual([page.total, page.limit, page.offset, page.targets[0].id], [3, 1, 1, ids[1]]);
     const byTag = (await bApi('GET', '/api/v1/targets?tag=prod')).json() as Json;
     assert.deepEqual(byTag.targets.map((x: Json) => x.id), [ids[0]]);
+    // Tags are stored trimmed, so the filter is too; a blank one, like a blank `q`, filters nothing.
+    const spaced = (await bApi('GET', '/api/v1/targets?tag=%20prod%20')).json() as Json;
+    assert.deepEqual(spaced.targets.map((x: Json) => x.id), [ids[0]]);
+    for (const blank of ['tag=', 'tag=%20', 'q=']) assert.equal(((await bApi('GET', `/api/v1/targets?${blank}`)).json() as Json).total, 3, blank);
     const paused = (await bApi('GET', '/api/v1/targets?enabled=false')).json() as Json;
     assert.deepEqual(paused.targets.map((x: Json) => x.id), [ids[2]]);
     const q = (await bApi('GET', '/api/v1/targets?q=API')).json() as Json;
