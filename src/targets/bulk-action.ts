@@ -17,7 +17,7 @@ import { Target, type PatchTarget, type TargetT } from './schema.js';
 import { buildPatchValues, reconcileAfterDelete, toTarget, type TargetsCtx } from './service.js';
 import { deleteTargetRows, lockAccount, lockTargetRows, updateTargetRows, type TargetRow } from './store.js';
 
-const ids = Type.Array(Type.String(), { minItems: 1, maxItems: BULK_CREATE_MAX, description: `1-${BULK_CREATE_MAX} monitor ids of the org, no duplicates.` });
+const ids = Type.Array(Type.String(), { minItems: 1, description: `1-${BULK_CREATE_MAX} monitor ids of the org, no duplicates; more is 413 \`BULK_TOO_LARGE\`, as for a bulk create.` });
 const strict = { additionalProperties: false } as const;
 const simple = <A extends string>(action: A, description: string) => Type.Object({ action: Type.Literal(action), ids }, { ...strict, title: `BulkAction_${action}`, description });
 const tagged = <A extends string>(action: A, description: string) => Type.Object({
@@ -119,6 +119,9 @@ export function checkBulkActionScope(scopes: ReadonlySet<string>, body: unknown)
 }
 
 export async function runBulkAction(ctx: TargetsCtx, action: BulkAction): Promise<{ targets: TargetT[] } | { deleted: string[] }> {
+  if (action.ids.length > BULK_CREATE_MAX) {
+    throw new AppError(413, 'BULK_TOO_LARGE', `ids: at most ${BULK_CREATE_MAX} per request (got ${action.ids.length})`, { field: 'ids' });
+  }
   const catalog = await ctx.regions.enabled();
   return ctx.db.transaction(async (tx) => {
     const { tags, channelIds } = await actionInputs(tx, ctx, action);

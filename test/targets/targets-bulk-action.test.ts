@@ -84,6 +84,8 @@ describe('targets: bulk actions', () => {
     expectError(await act({ action: 'disable', ids: [ids[0], 'nope'] }), 404, 'NOT_FOUND', 'ids[1]');
     expectError(await act({ action: 'disable', ids: [ids[0], ids[0]] }), 400, 'VALIDATION_FAILED', 'ids[1]');
     expectError(await act({ action: 'disable', ids: [] }), 400, 'VALIDATION_FAILED', 'ids');
+    // More ids than a request takes is 413 BULK_TOO_LARGE, as for a bulk create.
+    expectError(await act({ action: 'disable', ids: [...ids, ...Array.from({ length: 9_999 }, () => ids[0])] }), 413, 'BULK_TOO_LARGE', 'ids');
     expectError(await act({ action: 'explode', ids }), 400, 'VALIDATION_FAILED', 'action');
     expectError(await act({ action: 'disable', ids, tags: ['x'] }), 422, 'INVALID_JSON', 'tags');
     assert.equal((await get(ids[0]!)).enabled, true);
