@@ -31,7 +31,7 @@ export const Usage = Type.Object({
   rate_budgets: Type.Object({ ...record(RATE_COLUMNS, Limit).properties, support_per_minute: Type.Integer() }),
   features: record(FEATURE_FLAGS, Type.Boolean()),
   overrides: Type.Object({ columns: Type.Array(Type.String()), expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]) }),
-}, { description: 'Counts are account totals, except `max_api_tokens_per_user`, which counts the caller\'s tokens. Unlimited is "infinity".' });
+}, { description: 'Counts are account totals, except `max_api_tokens_per_user`, which counts the caller\'s tokens, and the per-monitor `max_regions`, whose `current` is the most regions any one monitor of the account holds. Unlimited is "infinity".' });
 
 /**
  * An org's usage under `plan` (its account's). `userPlan` is the caller's home account's plan, or

@@ -58,6 +58,12 @@ export async function countAccountTargets(db: Executor, accountId: string, kind?
   return row?.n ?? 0;
 }
 
+/** `max_regions` is per monitor: its usage is the most regions any one monitor of the account holds. */
+export async function mostRegionsOfAMonitor(db: Executor, accountId: string): Promise<number> {
+  const [row] = await db.query<{ n: number }>('SELECT coalesce(max(cardinality(regions)), 0)::int AS n FROM targets WHERE account_id = $1', [accountId]);
+  return row?.n ?? 0;
+}
+
 /**
  * Inserts when the account has room: the count is bound inside the statement, under the lock the
  * caller holds (`lockAccount`). `limit` null is unlimited. null when the account is full.

@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { FEATURE_FLAGS, POLICY_COLUMNS, QUOTA_COLUMNS, RATE_COLUMNS, SEED_PLANS } from '../../src/plans/catalog.js';
 import { newId } from '../../src/shared/ids.js';
 import { bearer, createTenant, createTenantWithToken, createToken, startTestApp, type Tenant, type TestApp } from '../helpers/app.js';
+import { client, httpTarget } from '../targets/helpers.js';
 
 interface Usage {
   org_id: string; account_id: string; plan: { id: string; name: string };
@@ -76,6 +77,18 @@ describe('GET /api/v1/orgs/{id}/usage', () => {
     assert.deepEqual(usage.quotas.max_api_tokens_per_user, me.api_tokens);
     assert.equal(usage.quotas.max_api_tokens_per_user!.limit, seed('free').caps.max_api_tokens_per_user);
     assert.notEqual(seed('free').caps.max_api_tokens_per_user, seed('team').caps.max_api_tokens_per_user, 'the plans differ, so the test can tell');
+  });
+
+  it('reports the per-monitor max_regions as the most regions one monitor of the account holds', async () => {
+    const tenant = await createTenantWithToken(t, { plan: 'team' });
+    const regionsUsed = async () => ((await get(tenant.orgId, tenant.token)).json() as Usage).quotas.max_regions!.current;
+    assert.equal(await regionsUsed(), 0);
+    for (const id of ['usage-r2', 'usage-r3']) assert.equal((await t.operator('POST', '/operator/regions', { id, name: id })).statusCode, 201);
+    const api = client(t, tenant.token);
+    for (const regions of [['local'], ['local', 'usage-r2', 'usage-r3'], ['usage-r2']]) {
+      assert.equal((await api('POST', '/api/v1/targets', httpTarget({ regions }))).statusCode, 201);
+    }
+    assert.equal(await regionsUsed(), 3);
   });
 
   it('shows "infinity" for an unlimited cap', async () => {
