@@ -29,6 +29,8 @@ export interface ChecksCtx {
   network: NetworkCtx;
   probe: ProbeContext;
   results: ResultWriter;
+  /** Whether this node runs flow checks: a one-shot check runs here. */
+  runsFlows: boolean;
 }
 
 type ResultFieldsT = Omit<CheckResultT, 'id' | 'target_id'>;
@@ -78,10 +80,18 @@ const common = (result: ProbeResult, checkedAt: Date): ResultFieldsT => ({
   ...(result.timings && { timings: roundTimings(result.timings) }),
 });
 
+/** A one-shot check runs on this node: a flow, only where the process runs flows (as a create needs a region that does). */
+function refuseFlowHere(ctx: ChecksCtx, kind: string, field?: string): void {
+  if (kind === 'flow' && !ctx.runsFlows) {
+    throw new AppError(422, 'NO_FLOW_CAPABLE_AGENT', 'this node runs no flow checks (flow.enabled is off)', field ? { field } : {});
+  }
+}
+
 export async function testCheck(ctx: ChecksCtx, spec: CheckSpecT): Promise<TestResultT> {
   refuseUnprobeable(spec.type, 'type');
   // A test-run meets every write-time refusal (service-api.md, "Errors"), the plan's flow switch first as on create.
   checkFlowEnabled(spec.type, ctx.plan);
+  refuseFlowHere(ctx, spec.type, 'type');
   try {
     const prepared = await prepareCheck(spec, { plan: ctx.plan, network: ctx.network, sealer: ctx.sealer });
     await checkVariables(ctx.db, ctx.org.id, prepared.texts);
@@ -97,6 +107,7 @@ export async function checkNow(ctx: ChecksCtx, targetId: string): Promise<CheckR
   const row = await getTargetRowInOrg(ctx.db, ctx.org.id, targetId);
   refuseUnprobeable(row.kind);
   refuseHeld(row);
+  refuseFlowHere(ctx, row.kind);
   const spec = openCredentials(row.check_spec, ctx.sealer);
   const checkedAt = ctx.clock.now();
   const result = await run(ctx, runnableSpec(spec, row.variable_refs, await variableValues(ctx, row.variable_refs)));

@@ -34,6 +34,11 @@ export class RegionCatalog {
     return region.id === regionId && region.flow_capable && !runsFlows ? { ...region, flow_capable: false } : region;
   }
 
+  /** Whether this process runs flow checks (`flow.enabled`). */
+  get runsFlows(): boolean {
+    return this.builtIn.runsFlows;
+  }
+
   invalidate(): void {
     this.cached = null;
   }

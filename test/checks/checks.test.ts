@@ -78,7 +78,9 @@ describe('test, check-now and results', () => {
     expectError(await api('POST', '/api/v1/targets/test', { type: 'manual' }), 400, 'HEARTBEAT_NOT_PROBEABLE', 'type');
     // The kind first, even where its own fields would fail their schema.
     expectError(await api('POST', '/api/v1/targets/test', { type: 'heartbeat', period: 5 }), 400, 'HEARTBEAT_NOT_PROBEABLE', 'type');
-    expectError(await api('POST', '/api/v1/targets/test', { type: 'manual', url: 'https://example.com' }), 400, 'HEARTBEAT_NOT_PROBEABLE', 'type');
+    expectError(await api('POST', '/api/v1/targets/test', { type: 'heartbeat', period: 60_000, grace: -1 }), 400, 'HEARTBEAT_NOT_PROBEABLE', 'type');
+    // An unknown key still wins over every other failure (Conventions 7).
+    expectError(await api('POST', '/api/v1/targets/test', { type: 'manual', url: 'https://example.com' }), 422, 'INVALID_JSON', 'url');
   });
 
   it('test resolves {{key}} variables, secrets in headers included', async () => {

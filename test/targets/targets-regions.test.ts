@@ -117,6 +117,11 @@ describe('targets: a node without flow.enabled', () => {
     const placed = await api('POST', '/api/v1/targets', flowTarget());
     assert.equal(placed.statusCode, 201, placed.body);
     assert.deepEqual(placed.json().regions, ['us']);
+    // A one-shot check runs on this node, which runs no flows: refused as a create on it is.
+    expectError(await api('POST', '/api/v1/targets/test', flowTarget().check), 422, 'NO_FLOW_CAPABLE_AGENT', 'type');
+    expectError(await api('POST', `/api/v1/targets/${placed.json().id}/check-now`), 422, 'NO_FLOW_CAPABLE_AGENT');
+    const [written] = await t.services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM check_results WHERE target_id = $1', [placed.json().id]);
+    assert.equal(written!.n, 0, 'nothing is written');
   });
 });
 
