@@ -2,7 +2,8 @@
 // channel that pages for the monitor: its `alerts` bindings plus every enabled channel whose
 // `auto_bind_tags` share a tag with it (case-insensitive), each channel once. An email channel
 // whose address is not yet confirmed does not page, nor does a monitor while a maintenance window
-// that suppresses alerts covers it.
+// that suppresses alerts covers it. A recovery goes only to channels the incident paged before
+// (one disabled, unbound or unconfirmed when it opened never heard of it).
 import type { Executor } from '../db/db.js';
 import { suppressedAtSql } from '../maintenance/index.js';
 import { newId } from '../shared/ids.js';
@@ -34,7 +35,9 @@ export async function enqueueNotifications(tx: Executor, items: readonly Enqueue
   await tx.query(
     `INSERT INTO notifications (id, org_id, incident_id, channel_id, event, status, next_attempt_at, created_at)
      SELECT r.id, r.org_id, r.incident_id, r.channel_id, r.event, 'pending', $6, $6
-       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[]) AS r(id, org_id, incident_id, channel_id, event)`,
+       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[]) AS r(id, org_id, incident_id, channel_id, event)
+      WHERE r.event <> 'recovered'
+         OR EXISTS (SELECT 1 FROM notifications n WHERE n.incident_id = r.incident_id AND n.channel_id = r.channel_id)`,
     [rows.map(() => newId()), rows.map((r) => r.orgId), rows.map((r) => r.incidentId), rows.map((r) => r.channelId), rows.map((r) => r.event), now]);
 }
 

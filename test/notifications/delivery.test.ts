@@ -247,6 +247,21 @@ describe('notification delivery', () => {
     assert.deepEqual(take().map((r) => r.body.event), ['opened']);
   });
 
+  it('sends a recovery only to the channels the incident paged: one off or unbound at the opening stays silent', async () => {
+    const paged = await channel('paged', { type: 'webhook', url: `${base}/paged` });
+    const late = await channel('late', { type: 'webhook', url: `${base}/late` }, { enabled: false });
+    const bound = await channel('bound later', { type: 'webhook', url: `${base}/bound-later` });
+    const id = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, recovery_period_secs: 0, renotify_interval_secs: 0, alerts: [{ channel_id: paged }, { channel_id: late }] }))).json().id as string;
+    await feed(id, ['down']);
+    await worker.tick();
+    assert.deepEqual(take().map((r) => [r.path, r.body.event]), [['/paged', 'opened']]);
+    assert.equal((await api('PATCH', `/api/v1/notification-channels/${late}`, { enabled: true })).statusCode, 200);
+    assert.equal((await api('PATCH', `/api/v1/targets/${id}`, { alerts: [paged, late, bound].map((channel_id) => ({ channel_id })) })).statusCode, 200);
+    await feed(id, ['up']);
+    await worker.tick();
+    assert.deepEqual(take().map((r) => [r.path, r.body.event]), [['/paged', 'recovered']]);
+  });
+
   it('retries a failing receiver with backoff, then dead-letters it', async () => {
     const failing = await channel('failing', { type: 'webhook', url: `${base}/fail` });
     const id = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, renotify_interval_secs: 0, alerts: [{ channel_id: failing }] }))).json().id as string;
