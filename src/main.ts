@@ -27,12 +27,19 @@ async function main(argv: string[]): Promise<number> {
   }
   // Before the configuration is read or a store opened: help must work on a broken setup.
   const usage = COMMAND_USAGE.get(command);
-  if (usage && rest.some(isHelp)) {
+  const wantsHelp = rest.some(isHelp);
+  if (usage && wantsHelp) {
     process.stdout.write(usage + '\n');
     return 0;
   }
+  if (configPath === MISSING_PATH && (usage || command === 'admin') && !wantsHelp) {
+    // Never fall back to ./keepwatch.toml: the file the user meant to name would be silently ignored.
+    const commandUsage = usage ?? (await import('./operator/cli.js')).adminUsage();
+    process.stderr.write(`--config needs a path: --config PATH or --config=PATH\n${commandUsage}\n`);
+    return 2;
+  }
   // Read when a command needs it: `admin` answers its help on a broken setup too.
-  const readConfig = (): Config => loadConfig({ configPath });
+  const readConfig = (): Config => loadConfig({ configPath: configPath === MISSING_PATH ? undefined : configPath });
   switch (command) {
     case 'serve': {
       const { serve } = await import('./server.js');
@@ -60,19 +67,24 @@ async function main(argv: string[]): Promise<number> {
       return runAdmin(rest, readConfig);
     }
     default:
-      process.stderr.write(`unknown command ${command}\n${USAGE}\n`);
+      process.stderr.write(`unknown command: ${command}\n${USAGE}\n`);
       return 2;
   }
 }
 
 const isHelp = (arg: string | undefined): boolean => arg === '--help' || arg === '-h';
 
+/** `--config` given with no path: last, empty (`--config=`), or followed by an option (`--config --url ...`). */
+const MISSING_PATH = Symbol('--config without a path');
+
 /** Removes `--config PATH` from `args` wherever it stands. */
-function takeConfigFlag(args: string[]): string | undefined {
+function takeConfigFlag(args: string[]): string | typeof MISSING_PATH | undefined {
   const i = args.findIndex((a) => a === '--config' || a.startsWith('--config='));
   if (i < 0) return undefined;
   const [flag] = args.splice(i, 1);
-  return flag!.includes('=') ? flag!.slice('--config='.length) : args.splice(i, 1)[0];
+  if (flag!.includes('=')) return flag!.slice('--config='.length) || MISSING_PATH;
+  if (args[i] === undefined || args[i] === '' || args[i]!.startsWith('-')) return MISSING_PATH;
+  return args.splice(i, 1)[0];
 }
 
 main(process.argv.slice(2)).then(

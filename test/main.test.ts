@@ -48,6 +48,40 @@ describe('keepwatch <command> --help', () => {
     assert.equal(existsSync(dataDir), false, 'no store was opened');
   });
 
+  it('refuses --config without a path, exit 2 with the usage, rather than falling back to ./keepwatch.toml', async () => {
+    const runs: Array<[string[], RegExp]> = [
+      [['serve', '--config'], /^usage: keepwatch serve /],
+      [['migrate', '--config='], /^usage: keepwatch migrate /],
+      [['serve', '--config', '--log-level'], /^usage: keepwatch serve /],
+      [['admin', 'list-regions', '--config'], /^keepwatch admin <command> \[--config PATH\]/],
+    ];
+    // Without the refusal each of these would read KEEPWATCH_CONFIG (missing) and exit 1 naming it.
+    const results = await Promise.all(runs.map(([args]) => runCli(args, env)));
+    results.forEach((res, i) => {
+      const [args, usage] = runs[i]!;
+      assert.equal(res.code, 2, `${args.join(' ')}: ${res.stdout}${res.stderr}`);
+      const [line, next] = res.stderr.split('\n');
+      assert.equal(line, '--config needs a path: --config PATH or --config=PATH', args.join(' '));
+      assert.match(next!, usage, args.join(' '));
+      assert.equal(res.stdout, '', args.join(' '));
+    });
+    assert.equal(existsSync(dataDir), false, 'no store was opened');
+  });
+
+  it('says which command is unknown on stderr, exit 2; no command prints the usage, exit 2', async () => {
+    const [unknown, none, adminUnknown, adminNone] = await Promise.all([runCli(['bogus'], env), runCli([], env), runCli(['admin', 'bogus'], env), runCli(['admin'], env)]);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /^unknown command: bogus\nusage: keepwatch <command>/);
+    assert.equal(none.code, 2);
+    assert.match(none.stdout, /^usage: keepwatch <command>/);
+    assert.equal(adminUnknown.code, 2, adminUnknown.stdout + adminUnknown.stderr);
+    assert.match(adminUnknown.stderr, /^unknown command: bogus\nkeepwatch admin <command>/);
+    assert.equal(adminUnknown.stdout, '');
+    assert.equal(adminNone.code, 2, 'as `keepwatch` with no command');
+    assert.match(adminNone.stdout, /^keepwatch admin <command>/);
+    assert.equal(existsSync(dataDir), false, 'no store was opened');
+  });
+
   it('answers -h like --help for the command list', async () => {
     const res = await runCli(['-h'], env);
     assert.equal(res.code, 0, res.stdout + res.stderr);

@@ -142,7 +142,7 @@ function coerce(key: string, spec: KeySpec, raw: unknown, fromText: boolean): Co
     case 'string': {
       if (typeof raw !== 'string') throw new ConfigError(key, `expected a string, got ${show(raw)}`);
       if (spec.oneOf && !spec.oneOf.includes(raw)) throw new ConfigError(key, `must be one of ${spec.oneOf.join(', ')}, got ${show(raw)}`);
-      return raw;
+      return spec.url ? checkUrl(key, spec, raw) : raw;
     }
     case 'string[]': {
       const list = fromEnv ? raw.split(',').map((s) => s.trim()).filter(Boolean) : raw;
@@ -152,6 +152,25 @@ function coerce(key: string, spec: KeySpec, raw: unknown, fromText: boolean): Co
       return list;
     }
   }
+}
+
+/**
+ * A URL key's value, refused at load rather than failing where it is first used (a mail sent, a
+ * link minted). A secret's value is never echoed: it may hold a password.
+ */
+function checkUrl(key: string, spec: KeySpec, raw: string): string {
+  const rule = spec.url!;
+  const refuse = (secretSummary: string): never => {
+    throw new ConfigError(key, `expected ${rule.expected}, got ${spec.secret ? secretSummary : show(raw)}`);
+  };
+  if (!URL.canParse(raw)) return refuse('something that is not a URL');
+  const url = new URL(raw);
+  if (!rule.schemes.includes(url.protocol)) return refuse(`a URL of scheme ${url.protocol.slice(0, -1)}`);
+  if (url.protocol !== 'file:' && !url.hostname) return refuse('a URL without a host');
+  if (!rule.origin) return raw;
+  // A trailing slash is tolerated; what an origin does not hold is refused, not silently dropped.
+  if (url.pathname !== '/' || url.username || url.password || /[?#]/.test(raw)) return refuse('a URL with a path, query, fragment or credentials');
+  return url.origin;
 }
 
 function show(raw: unknown): string {

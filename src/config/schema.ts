@@ -17,7 +17,18 @@ export interface KeySpec {
   secret?: boolean;
   /** Extra environment variable names, checked before the KEEPWATCH_ form. */
   envAliases?: readonly string[];
+  /** A string that must be a URL of one of these schemes; see UrlRule. */
+  url?: UrlRule;
   description: string;
+}
+
+export interface UrlRule {
+  /** Accepted schemes, colon included (`https:`), as `URL.protocol` reads them. */
+  schemes: readonly string[];
+  /** An origin only: no path but `/`, no query, fragment or credentials; stored as the bare origin. */
+  origin?: boolean;
+  /** What the refusal says is expected, with an example. */
+  expected: string;
 }
 
 const PORT_MAX = 65_535;
@@ -43,9 +54,9 @@ const BASE_KEYS: Record<string, KeySpec> = {
   'checker.enabled': { type: 'boolean', default: true, description: 'Run scheduled checks and heartbeat evaluation on this node (`keepwatch serve`). False makes an API-only node; the nodes that run checks share the work through leases on the store.' },
   'checker.per_host_max_inflight': { type: 'integer', default: 2, min: 1, description: "Checks in flight per (org, host, port); ticks over the cap are dropped (no result, no alert), and the dropped monitor's slot moves by 0.382 of its interval so that a slot beside busy ones is not dropped every time." },
   'checker.rdap_max_inflight': { type: 'integer', default: 4, min: 1, description: 'RDAP requests in flight per TLD.' },
-  'checker.rdap_bootstrap_url': { type: 'string', default: 'https://data.iana.org/rdap/dns.json', description: 'RDAP bootstrap registry (RFC 9224) for domain_expiry checks: an http(s) URL, or a `file:` URL naming a local copy for air-gapped deployments. Fetched on first use and kept for the process lifetime.' },
+  'checker.rdap_bootstrap_url': { type: 'string', default: 'https://data.iana.org/rdap/dns.json', url: { schemes: ['http:', 'https:', 'file:'], expected: 'an http(s) URL, or a file: URL such as file:///etc/keepwatch/rdap-dns.json' }, description: 'RDAP bootstrap registry (RFC 9224) for domain_expiry checks: an http(s) URL, or a `file:` URL naming a local copy for air-gapped deployments. Fetched on first use and kept for the process lifetime.' },
   'flow.enabled': { type: 'boolean', default: false, description: 'This process may run browser flow checks (needs Chromium). Off, the built-in region `local` takes no flow monitor (422 `NO_FLOW_CAPABLE_AGENT` unless another flow-capable region serves it).' },
-  'auth.public_base_url': { type: 'string', description: 'Public origin of the service: links, ping URLs and the passkey relying party. Unset: `http://{http.host}:{http.port}`, a wildcard or loopback host written `localhost` and an IPv6 one in brackets (`http://localhost:8080` with the defaults; `PORT=9000` gives `http://localhost:9000`). Behind a proxy or on a public name, set it.' },
+  'auth.public_base_url': { type: 'string', url: { schemes: ['http:', 'https:'], origin: true, expected: 'an http(s) origin such as https://status.example.com (no path: the service answers at the root)' }, description: 'Public origin of the service, http(s) (`https://status.example.com`; a trailing slash is dropped, a path refused: the service answers at the root): links, ping URLs and the passkey relying party. Unset: `http://{http.host}:{http.port}`, a wildcard or loopback host written `localhost` and an IPv6 one in brackets (`http://localhost:8080` with the defaults; `PORT=9000` gives `http://localhost:9000`). Behind a proxy or on a public name, set it.' },
   'auth.fingerprint_salt': { type: 'string', secret: true, description: 'HMAC key for stored IP and User-Agent hashes; generated into `data_dir` when unset.' },
   'auth.fingerprint_salt_rotate': { type: 'boolean', default: false, description: 'Allow booting with a salt other than the one the store was first used with.' },
   'auth.enabled_methods': { type: 'string[]', default: ['magic_link', 'passkey'], oneOf: AUTH_METHODS, description: 'Sign-in methods offered.' },
@@ -55,12 +66,12 @@ const BASE_KEYS: Record<string, KeySpec> = {
   'auth.token_cache_ttl_secs': { type: 'integer', default: 30, min: 1, description: 'How long a verified API token is trusted without reading its row again (argon2 runs again only if the row\'s hash changed).' },
   'auth.magic_link.expiry_minutes': { type: 'integer', default: 15, min: 1, description: 'Magic-link lifetime.' },
   'auth.magic_link.rate_limit_seconds': { type: 'integer', default: 60, min: 0, description: 'One outgoing magic-link mail per address per window; 0 disables.' },
-  'auth.gitlab.base_url': { type: 'string', description: 'https origin of the self-hosted forge (provider `forge_d`).' },
+  'auth.gitlab.base_url': { type: 'string', url: { schemes: ['https:'], origin: true, expected: 'an https origin such as https://gitlab.example.com (no path; plain HTTP is refused)' }, description: 'https origin of the self-hosted forge (provider `forge_d`), e.g. `https://gitlab.example.com`; plain HTTP and a path are refused.' },
   'operator.secret': { type: 'string', secret: true, description: 'Bearer secret of the operator surface; unset and `operator.auto_secret` off means the surface is 404.' },
   'operator.auto_secret': { type: 'boolean', default: true, description: 'When `operator.secret` is unset, generate one into `data_dir/operator-secret` (mode 0600).' },
-  'mail.smtp_url': { type: 'string', secret: true, description: 'SMTP server (smtp://host:port); unset writes outgoing mail to the log.' },
+  'mail.smtp_url': { type: 'string', secret: true, url: { schemes: ['smtp:', 'smtps:'], expected: 'an smtp:// or smtps:// URL such as smtp://user:password@mail.example.com:587' }, description: 'SMTP server: `smtp://[user:password@]host[:port]`, or `smtps://` for TLS from the first byte; unset writes outgoing mail to the log.' },
   'notifications.lease_secs': { type: 'integer', default: 60, min: 1, description: 'How long a claimed notification is left to its sender; a node that dies mid-send leaves it to be delivered again (same idempotency key) after this.' },
-  'sms.provider_url': { type: 'string', description: 'SMS gateway: each alert is a JSON POST `{"to": "+E.164", "body": "..."}` here (an adapter in front of Twilio, Vonage...); unset: SMS channels record their alerts as undeliverable.' },
+  'sms.provider_url': { type: 'string', url: { schemes: ['http:', 'https:'], expected: 'an http(s) URL such as https://sms-gateway.example.com/send' }, description: 'SMS gateway, an http(s) URL: each alert is a JSON POST `{"to": "+E.164", "body": "..."}` here (an adapter in front of Twilio, Vonage...); unset: SMS channels record their alerts as undeliverable.' },
   'sms.provider_token': { type: 'string', secret: true, description: 'Bearer token sent to `sms.provider_url`.' },
   'support.mail_to': { type: 'string', description: 'Where `POST /api/v1/support` requests are mailed (they are stored either way).' },
   'mail.from': { type: 'string', default: 'Keepwatch <keepwatch@localhost>', description: 'Sender of outgoing mail.' },

@@ -4,8 +4,8 @@
 import { isIPv6 } from 'node:net';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { cfg, type Config } from '../config/load.js';
-import { OPERATOR_SECRET_FILE, readSecretFile } from '../config/secrets.js';
+import { cfg, sourceOf, type Config } from '../config/load.js';
+import { OPERATOR_SECRET_FILE, readSecretFile, secretPath } from '../config/secrets.js';
 
 interface Command {
   usage: string;
@@ -69,29 +69,44 @@ const COMMANDS: Record<string, Command> = {
 };
 
 export function adminUsage(): string {
-  return ['keepwatch admin <command> [--url http://host:port] [options]', '', ...Object.entries(COMMANDS).map(([name, c]) => `  ${name} ${c.usage}`)].join('\n');
+  return [
+    'keepwatch admin <command> [--config PATH] [--url http://host:port] [options]', '',
+    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name} ${c.usage}`), '',
+    'Prints the server\'s JSON answer (delete-agent: nothing). Exits 0 done, 1 refused by the server, 2 bad usage, 3 no server.',
+  ].join('\n');
 }
 
 /** Bad usage: the message and the command's usage are printed, and the exit code is 2. */
 class UsageError extends Error {}
 
+type Print = (s: string) => void;
+
 /**
  * Returns the process exit code: 0 done, 1 refused or not understood by the server, 2 bad usage, 3 no
  * server. `readConfig` is called only for a call to the server: usage and help need no working setup.
+ * The server's JSON answer goes to `out`; an unknown command and the NOT_FOUND hint go to `errOut`.
  */
-export async function runAdmin(args: string[], readConfig: () => Config, out: (s: string) => void = (s) => process.stdout.write(s + '\n')): Promise<number> {
+export async function runAdmin(
+  args: string[], readConfig: () => Config,
+  out: Print = (s) => process.stdout.write(s + '\n'), errOut: Print = (s) => process.stderr.write(s + '\n'),
+): Promise<number> {
   const [name, ...rest] = args;
   const command = name ? COMMANDS[name] : undefined;
-  if (!command) {
+  // As `keepwatch` itself: no command is the usage and 2, an unknown one says so on stderr.
+  if (!name) {
     out(adminUsage());
-    return name ? 2 : 0;
+    return 2;
+  }
+  if (!command) {
+    errOut(`unknown command: ${name}\n${adminUsage()}`);
+    return 2;
   }
   const usage = `usage: keepwatch admin ${name} ${command.usage}`.trimEnd();
   if (rest.includes('--help') || rest.includes('-h')) {
     out(usage);
     return 0;
   }
-  let call: { base: string; secret: string; request: AdminRequest };
+  let call: AdminCall;
   try {
     call = prepareCall(command, rest, readConfig);
   } catch (err) {
@@ -99,20 +114,26 @@ export async function runAdmin(args: string[], readConfig: () => Config, out: (s
     out(`${err.message}\n${usage}`);
     return 2;
   }
-  return send(call.base, call.secret, call.request, out);
+  return send(call, out, errOut);
 }
 
 type AdminRequest = ReturnType<Command['request']>;
 
+/** One call to the server; `secretFrom` says where the secret was read, for the NOT_FOUND hint. */
+interface AdminCall { base: string; secret: string; secretFrom: string; request: AdminRequest }
+
 /** Options, secret and server address of one call; a UsageError names what is wrong with them. */
-function prepareCall(command: Command, args: string[], readConfig: () => Config): { base: string; secret: string; request: AdminRequest } {
+function prepareCall(command: Command, args: string[], readConfig: () => Config): AdminCall {
   const values = parseOptions(command, args);
   const missing = command.required.filter((k) => values[k] === undefined);
   if (missing.length) throw new UsageError(`missing --${missing.join(', --')}`);
   const config = readConfig();
-  const secret = cfg.optStr(config, 'operator.secret') ?? readSecretFile(resolve(cfg.str(config, 'data_dir')), OPERATOR_SECRET_FILE);
+  const configured = cfg.optStr(config, 'operator.secret');
+  const dataDir = resolve(cfg.str(config, 'data_dir'));
+  const secret = configured ?? readSecretFile(dataDir, OPERATOR_SECRET_FILE);
   if (!secret) throw new UsageError(`no operator secret: set operator.secret, or run this where the server's data_dir (${cfg.str(config, 'data_dir')}) is`);
-  return { base: serverBase(values.url as string | undefined, config), secret, request: command.request(values) };
+  const secretFrom = configured ? sourceOf(config, 'operator.secret') : secretPath(dataDir, OPERATOR_SECRET_FILE);
+  return { base: serverBase(values.url as string | undefined, config), secret, secretFrom, request: command.request(values) };
 }
 
 function parseOptions(command: Command, args: string[]): Record<string, string | boolean | undefined> {
@@ -153,8 +174,11 @@ function serverBase(url: string | undefined, config: Config): string {
   return origin.origin;
 }
 
-/** Sends the request and prints the server's JSON answer; anything else is one line. */
-async function send(base: string, secret: string, { method, path, body }: AdminRequest, out: (s: string) => void): Promise<number> {
+/**
+ * Sends the request and prints the server's JSON answer; an empty success (the 204 of `delete-agent`)
+ * prints nothing rather than a bare status code; anything else is one line.
+ */
+async function send({ base, secret, secretFrom, request: { method, path, body } }: AdminCall, out: Print, errOut: Print): Promise<number> {
   let response: Response;
   try {
     response = await fetch(new URL(path, base), {
@@ -168,8 +192,9 @@ async function send(base: string, secret: string, { method, path, body }: AdminR
   }
   const text = await response.text();
   if (!text) {
-    out(`${response.status}`);
-    return response.ok ? 0 : 1;
+    if (response.ok) return 0;
+    out(`the server at ${base} answered ${response.status} with no body; is it keepwatch? (--url to point elsewhere)`);
+    return 1;
   }
   let json: unknown;
   try {
@@ -179,5 +204,9 @@ async function send(base: string, secret: string, { method, path, body }: AdminR
     return 1;
   }
   out(JSON.stringify(json, null, 2));
+  if (response.status === 404 && (json as { error?: { code?: unknown } } | null)?.error?.code === 'NOT_FOUND') {
+    // The surface answers a wrong secret exactly as an unknown route, so the answer alone cannot say which.
+    errOut(`hint: NOT_FOUND is also the answer to a wrong operator secret: check that the secret (from ${secretFrom}) is the server's and that ${base} is the server (--url)`);
+  }
   return response.ok ? 0 : 1;
 }

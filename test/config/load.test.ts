@@ -239,6 +239,44 @@ describe('config: refusals name the key', () => {
     assert.ok(planKeys.length > 0 && planKeys.every(([, spec]) => spec.max === 2_147_483_647));
   });
 
+  it('refuses an auth.gitlab.base_url that is not an https origin: plain HTTP is refused at boot (service-api.md, Linking and attestation 3)', () => {
+    assertRefuses(() => load({ cwd: withToml('[auth.gitlab]\nbase_url = "http://gitlab.example.com"') }), 'auth.gitlab.base_url');
+    assertRefuses(() => load({ env: { KEEPWATCH_AUTH__GITLAB__BASE_URL: 'http://gitlab.example.com' } }), 'KEEPWATCH_AUTH__GITLAB__BASE_URL');
+    for (const bad of ['gitlab.example.com', 'https://gitlab.example.com/gitlab', 'https://gitlab.example.com/?a=1', 'https://u:p@gitlab.example.com']) {
+      assertRefuses(() => load({ env: { KEEPWATCH_AUTH__GITLAB__BASE_URL: bad } }), 'KEEPWATCH_AUTH__GITLAB__BASE_URL');
+    }
+    // Stored as the origin, the form the forge's `iss` is compared with.
+    assert.equal(load({ cwd: withToml('[auth.gitlab]\nbase_url = "https://gitlab.example.com/"') })['auth.gitlab.base_url'], 'https://gitlab.example.com');
+  });
+
+  it('refuses a mail.smtp_url that is not an smtp:// or smtps:// URL with a host, never echoing the value', () => {
+    for (const bad of ['http://x', 'notaurl', 'smtp://', 'https://mailer:hunter2@mail.example.com']) {
+      assertRefuses(() => load({ env: { KEEPWATCH_MAIL__SMTP_URL: bad } }), 'KEEPWATCH_MAIL__SMTP_URL');
+      assert.throws(() => load({ env: { KEEPWATCH_MAIL__SMTP_URL: bad } }), (err: Error) => /smtp:\/\/ or smtps:\/\//.test(err.message) && !err.message.includes('hunter2'));
+    }
+    assertRefuses(() => load({ cwd: withToml('[mail]\nsmtp_url = "http://x"') }), 'mail.smtp_url');
+    for (const good of ['smtp://mail.example.com:587', 'smtps://mailer:hunter2@mail.example.com', 'smtp://127.0.0.1:2525?pool=true']) {
+      assert.equal(load({ env: { KEEPWATCH_MAIL__SMTP_URL: good } })['mail.smtp_url'], good);
+    }
+  });
+
+  it('refuses a checker.rdap_bootstrap_url that is not an http(s) or file: URL', () => {
+    for (const bad of ['ftp://x', 'notaurl', 'data.iana.org/rdap/dns.json']) {
+      assertRefuses(() => load({ env: { KEEPWATCH_CHECKER__RDAP_BOOTSTRAP_URL: bad } }), 'KEEPWATCH_CHECKER__RDAP_BOOTSTRAP_URL');
+    }
+    assertRefuses(() => load({ cwd: withToml('[checker]\nrdap_bootstrap_url = "ftp://x"') }), 'checker.rdap_bootstrap_url');
+    for (const good of ['http://mirror.internal/dns.json', 'https://data.iana.org/rdap/dns.json', 'file:///etc/keepwatch/rdap-dns.json']) {
+      assert.equal(load({ env: { KEEPWATCH_CHECKER__RDAP_BOOTSTRAP_URL: good } })['checker.rdap_bootstrap_url'], good);
+    }
+  });
+
+  it('refuses an sms.provider_url that is not an http(s) URL', () => {
+    for (const bad of ['notaurl', 'ftp://sms.example.com', 'sms.example.com/send']) {
+      assertRefuses(() => load({ env: { KEEPWATCH_SMS__PROVIDER_URL: bad } }), 'KEEPWATCH_SMS__PROVIDER_URL');
+    }
+    assert.equal(load({ env: { KEEPWATCH_SMS__PROVIDER_URL: 'https://sms.example.com/send' } })['sms.provider_url'], 'https://sms.example.com/send');
+  });
+
   it('refuses a default_plan that is not a plan id, and accepts free', () => {
     assertRefuses(() => load({ cwd: withToml('default_plan = "teams"') }), 'default_plan');
     assertRefuses(() => load({ env: { KEEPWATCH_DEFAULT_PLAN: 'Team' } }), 'KEEPWATCH_DEFAULT_PLAN');
@@ -284,5 +322,22 @@ describe('config: boot', () => {
     assert.notEqual(code, 0);
     assert.match(stderr, /plans\.team\.max_targets: must be at least 1/);
     assert.deepEqual(readdirSync(dataDir), [], 'nothing was generated into data_dir');
+  });
+
+  it('keepwatch serve refuses a plain-HTTP GitLab base URL and a mail.smtp_url nodemailer cannot use in one line, before opening the store', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'gitlab.toml'), '[auth.gitlab]\nbase_url = "http://gitlab.example.com"\n');
+    const runs: Array<{ args: string[]; env: Record<string, string>; line: string }> = [
+      { args: ['serve', '--config', join(dir, 'gitlab.toml')], env: {}, line: 'config: auth.gitlab.base_url: expected an https origin such as https://gitlab.example.com (no path; plain HTTP is refused), got "http://gitlab.example.com"' },
+      { args: ['serve'], env: { KEEPWATCH_MAIL__SMTP_URL: 'http://x' }, line: 'config: KEEPWATCH_MAIL__SMTP_URL: expected an smtp:// or smtps:// URL such as smtp://user:password@mail.example.com:587, got a URL of scheme http' },
+      { args: ['serve'], env: { KEEPWATCH_MAIL__SMTP_URL: 'notaurl' }, line: 'config: KEEPWATCH_MAIL__SMTP_URL: expected an smtp:// or smtps:// URL such as smtp://user:password@mail.example.com:587, got something that is not a URL' },
+    ];
+    const dataDirs = runs.map(() => join(tempDir(), 'data'));
+    const results = await Promise.all(runs.map(({ args, env }, i) => runCli(args, { KEEPWATCH_DATA_DIR: dataDirs[i]!, PORT: '0', ...env })));
+    results.forEach(({ code, stdout, stderr }, i) => {
+      assert.equal(code, 1, `${runs[i]!.line}: ${stdout}${stderr}`);
+      assert.equal(stderr, `${runs[i]!.line}\n`);
+      assert.equal(existsSync(dataDirs[i]!), false, 'the store was not opened');
+    });
   });
 });

@@ -53,6 +53,28 @@ describe('config: auth.public_base_url', () => {
     assert.equal(baseUrl({ env: { PORT: '9000', KEEPWATCH_AUTH__PUBLIC_BASE_URL: '' } }), 'http://localhost:9000', 'empty is unset');
   });
 
+  it('refuses to boot, naming the key, on anything but an http(s) origin: ping URLs would not reach the server', () => {
+    const bad = ['notaurl', 'status.example.com', 'ftp://status.example.com', 'https://', 'https://status.example.com/keepwatch',
+      'https://status.example.com/?a=1', 'https://status.example.com/#top', 'https://u:p@status.example.com'];
+    for (const value of bad) {
+      assert.throws(() => baseUrl({ env: { KEEPWATCH_AUTH__PUBLIC_BASE_URL: value } }), (err: unknown) => {
+        assert.ok(err instanceof ConfigError, value);
+        assert.equal(err.key, 'KEEPWATCH_AUTH__PUBLIC_BASE_URL');
+        assert.equal(err.message, `config: KEEPWATCH_AUTH__PUBLIC_BASE_URL: expected an http(s) origin such as https://status.example.com (no path: the service answers at the root), got ${JSON.stringify(value)}`);
+        return true;
+      });
+    }
+    const cwd = tempDir();
+    writeFileSync(join(cwd, 'keepwatch.toml'), '[auth]\npublic_base_url = "notaurl"\n');
+    assert.throws(() => loadConfig({ env: {}, cwd }), (err: unknown) => err instanceof ConfigError && err.key === 'auth.public_base_url');
+  });
+
+  it('takes an origin with a trailing slash, and keeps the bare origin that links are built on', () => {
+    assert.equal(baseUrl({ env: { KEEPWATCH_AUTH__PUBLIC_BASE_URL: 'https://status.example.com/' } }), 'https://status.example.com');
+    assert.equal(baseUrl({ env: { KEEPWATCH_AUTH__PUBLIC_BASE_URL: 'http://10.0.0.5:8080/' } }), 'http://10.0.0.5:8080');
+    assert.equal(baseUrl({ env: { KEEPWATCH_AUTH__PUBLIC_BASE_URL: 'HTTPS://Status.Example.com:443' } }), 'https://status.example.com');
+  });
+
   it('refuses to boot, naming the key, when the host cannot be written in a URL', () => {
     assert.throws(() => baseUrl({ env: { HOST: 'not a host' } }), (err: unknown) => err instanceof ConfigError && err.key === 'auth.public_base_url');
   });

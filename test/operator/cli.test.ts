@@ -3,6 +3,7 @@
 // server over HTTP.
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { childEnv, createChildStore, runCli, startChildServer, type ChildServer, type ChildStore } from '../db/child-server.js';
 
@@ -63,7 +64,36 @@ describe('keepwatch admin', () => {
     assert.match(typo.stdout, /expires_in_days/);
     const unknown = await admin('frobnicate');
     assert.equal(unknown.code, 2);
-    assert.match(unknown.stdout, /create-user/);
+    assert.match(unknown.stderr, /^unknown command: frobnicate\n.*\n\n {2}create-user /);
+    const none = await admin();
+    assert.equal(none.code, 2, 'no command: the usage, and 2, as `keepwatch` with no command');
+    assert.match(none.stdout, /^ {2}create-user /m);
+  });
+
+  it('delete-agent prints nothing and exits 0; deleting it again is NOT_FOUND', async () => {
+    const region = await admin('create-region', '--id', 'cli-eu', '--name', 'CLI EU');
+    assert.equal(region.code, 0, region.stdout + region.stderr);
+    const created = await admin('create-agent', '--region-id', 'cli-eu', '--name', 'cli-agent');
+    assert.equal(created.code, 0, created.stdout + created.stderr);
+    const { id } = JSON.parse(created.stdout) as { id: string };
+    const deleted = await admin('delete-agent', '--id', id);
+    assert.equal(deleted.code, 0, deleted.stdout + deleted.stderr);
+    assert.equal(deleted.stdout, '', 'no bare status code');
+    assert.equal(deleted.stderr, '');
+    const again = await admin('delete-agent', '--id', id);
+    assert.equal(again.code, 1);
+    assert.equal((JSON.parse(again.stdout) as { error: { code: string } }).error.code, 'NOT_FOUND');
+  });
+
+  it('on NOT_FOUND, hints on stderr that the secret or --url may be wrong, naming where the secret came from', async () => {
+    const wrong = await runCli(['admin', 'list-agents'], { ...env, KEEPWATCH_OPERATOR__SECRET: 'not-the-secret' });
+    assert.equal(wrong.code, 1, wrong.stdout + wrong.stderr);
+    assert.equal((JSON.parse(wrong.stdout) as { error: { code: string } }).error.code, 'NOT_FOUND', 'stdout stays the JSON answer');
+    assert.equal(wrong.stderr, `hint: NOT_FOUND is also the answer to a wrong operator secret: check that the secret (from KEEPWATCH_OPERATOR__SECRET) is the server's and that ${server.base} is the server (--url)\n`);
+    const missing = await admin('delete-agent', '--id', '0190a7c2-6f1e-7a00-8000-0000000000cc');
+    assert.equal(missing.code, 1);
+    assert.ok(missing.stderr.startsWith('hint: '), missing.stderr);
+    assert.ok(missing.stderr.includes(`(from ${join(store.dataDir, 'operator-secret')})`), missing.stderr);
   });
 
   it('without the data dir holding the secret, refuses to guess', async () => {
