@@ -5,3 +5,4 @@ export { registerAlertActionRoutes } from './action-routes.js';
 export { ACK_BUTTON_KINDS, mintAcknowledgeLink } from './alert-actions.js';
 export { closeWaitedRecoveries } from './recovery-wait.js';
 export { endIncidentsOfDeleted } from './monitor-deleted.js';
+export { rescheduleReminders } from './reminders-changed.js';

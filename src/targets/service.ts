@@ -7,7 +7,7 @@ import type { PlanService, EffectivePlan } from '../plans/service.js';
 import type { RegionCatalog } from '../regions/catalog.js';
 import type { OperatorRegionT } from '../regions/schema.js';
 import { heartbeatsAfterUpdate, mintPingTokens } from '../heartbeat/index.js';
-import { endIncidentsOfDeleted } from '../incidents/index.js';
+import { endIncidentsOfDeleted, rescheduleReminders } from '../incidents/index.js';
 import { writeAudit } from '../shared/audit.js';
 import type { Actor, Clock, OrgRef } from '../shared/context.js';
 import type { ResultWriter } from '../results/index.js';
@@ -202,6 +202,7 @@ export async function patchTarget(ctx: TargetsCtx, id: string, input: PatchTarge
     if (input.alerts) await checkChannelsExist(tx, ctx.org.id, values.alert_channel_ids, bindingField);
     const updated = (await updateTargetRow(tx, ctx.org.id, id, values))!;
     await heartbeatsAfterUpdate(tx, [row], [updated], ctx.clock.now(), ctx.results);
+    if (updated.renotify_interval_secs !== row.renotify_interval_secs) await rescheduleReminders(tx, id, updated.renotify_interval_secs, ctx.clock.now());
     await writeAudit(tx, ctx.actor, {
       action: 'target.updated', orgId: ctx.org.id, accountId: ctx.org.accountId, entityType: 'target', entityId: id,
       details: { fields: Object.keys(input), write_source: values.write_source },

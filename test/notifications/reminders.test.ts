@@ -150,6 +150,28 @@ describe('reminders and recovery notices that do not go', () => {
     assert.deepEqual(eventsAt('turned-off'), ['reminder']);
   });
 
+  it('a changed interval applies from the change: lowered, the next reminder comes sooner; turned on for an incident opened without, one is scheduled', async () => {
+    for (const [name, atOpening] of [['lowered', 3600], ['turned-on', 0]] as const) {
+      const id = await monitor(name);
+      assert.equal((await api('PATCH', `/api/v1/targets/${id}`, { renotify_interval_secs: atOpening })).statusCode, 200);
+      await feed(id, 'down');
+      await worker.tick();
+      assert.deepEqual(eventsAt(name), ['opened']);
+      advance(10 * MIN);
+      await worker.tick();
+      assert.deepEqual(eventsAt(name), [], `${name}: nothing due yet`);
+      assert.equal((await api('PATCH', `/api/v1/targets/${id}`, { renotify_interval_secs: 60 })).statusCode, 200);
+      advance(30 * S);
+      await worker.tick();
+      assert.deepEqual(eventsAt(name), [], `${name}: the new interval counts from the change`);
+      advance(31 * S);
+      await worker.tick();
+      assert.deepEqual(eventsAt(name), ['reminder'], name);
+      t.clock.advance(-moved);
+      moved = 0;
+    }
+  });
+
   it('no recovery notice while a suppressing window runs, whether the monitor recovers or a person resolves it', async () => {
     const recovers = await monitor('recovers');
     const byHand = await monitor('by-hand');
