@@ -66,6 +66,8 @@ export function prototypeKeyOf(text: string): string | undefined {
   return find(parsed, '');
 }
 
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 export function installConventions(app: FastifyInstance): void {
   // Fastify parses text/plain by default; the API takes JSON only, anything else is 415.
   app.removeContentTypeParser('text/plain');
@@ -75,10 +77,17 @@ export function installConventions(app: FastifyInstance): void {
   // could reach an object's prototype; that refusal names the key, as an unknown key's does.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, raw, done) => {
+    // JSON is UTF-8 (RFC 8259): a body that is not is refused, not stored with U+FFFD in its place.
+    let body: string;
+    try {
+      body = STRICT_UTF8.decode(raw as Buffer);
+    } catch {
+      return done(new AppError(400, 'INVALID_JSON', 'the body is not valid UTF-8'), undefined);
+    }
     if (body === '' && !request.routeOptions.schema?.body) return done(null, undefined);
-    return parseJson(request, body as string, (err, value) => {
-      const field = err ? prototypeKeyOf(body as string) : undefined;
+    return parseJson(request, body, (err, value) => {
+      const field = err ? prototypeKeyOf(body) : undefined;
       if (field === undefined) return done(err, value);
       done(new AppError(422, 'INVALID_JSON', `key "${field.slice(field.lastIndexOf('.') + 1)}" is not accepted in any object: it could reach the object's prototype`, { field }), undefined);
     });

@@ -125,6 +125,20 @@ describe('strict request bodies (Conventions 7)', () => {
     }
   });
 
+  it('answers 400 INVALID_JSON for a body that is not UTF-8, rather than storing U+FFFD in its place; a UTF-8 one goes through', async () => {
+    const [head, tail] = JSON.stringify({ ...valid(), name: 'caf@' }).split('@') as [string, string];
+    const withBytes = (bytes: number[]) => Buffer.concat([Buffer.from(head), Buffer.from(bytes), Buffer.from(tail)]);
+    for (const bad of [[0xff], [0xc3], [0xed, 0xa0, 0x80], [0xe2, 0x82]]) {
+      const res = await t.inject({ method: 'POST', url: '/api/v1/probe', headers: JSON_CT, payload: withBytes(bad) });
+      assert.equal(res.statusCode, 400, `${bad}: ${res.body}`);
+      assert.deepEqual([errorOf(res).code, errorOf(res).message], ['INVALID_JSON', 'the body is not valid UTF-8']);
+    }
+    received = [];
+    const ok = await t.inject({ method: 'POST', url: '/api/v1/probe', headers: JSON_CT, payload: withBytes([0xc3, 0xa9]) });
+    assert.equal(ok.statusCode, 200, ok.body);
+    assert.equal((received[0] as { name: string }).name, 'café');
+  });
+
   it('answers 422 INVALID_JSON naming a __proto__ or constructor.prototype key, wherever it is, and pollutes nothing', async () => {
     const payloads: Array<[string, string]> = [
       ['{"__proto__": {"isAdmin": true}, "name": "a", "check": {"type": "flow", "steps": []}}', '__proto__'],
