@@ -7,6 +7,7 @@ import { CheckSpec } from '../targets/check-specs.js';
 import { targetsCtx } from '../targets/routes.js';
 import { probeContextOf } from './engine.js';
 import { checkNow, refuseUnprobeable, testCheck, type ChecksCtx } from './service.js';
+import { CHECK_ERRORS_TEXT } from '../targets/error-texts.js';
 
 const TAGS = ['targets'];
 const UNPROBED = 'Heartbeat and manual monitors are not probed: 400 `HEARTBEAT_NOT_PROBEABLE`. Flow checks answer an `error` result: no node runs browser flows yet.';
@@ -21,7 +22,7 @@ export function registerCheckRoutes(app: FastifyInstance, services: Services): v
   addRoute(app, {
     method: 'POST', url: '/api/v1/targets/test', auth: 'user', scope: 'targets:execute', tags: TAGS,
     summary: 'Run a check spec once',
-    description: `The body is a check spec (as a target's \`check\`), held to every rule a create applies, SSRF and \`{{key}}\` variables included; errors name the body's fields (\`url\`, not \`check.url\`). The check runs once from this node's region (\`local\`; a flow only with \`flow.enabled\`, else 422 \`NO_FLOW_CAPABLE_AGENT\`) and answers 200 with the result, whatever its status; nothing is stored. Counted against \`test_now_per_minute\`. ${UNPROBED}`,
+    description: `The body is a check spec (as a target's \`check\`), held to every rule a create applies, SSRF and \`{{key}}\` variables included; errors name the body's fields (\`url\`, not \`check.url\`). The check runs once from this node's region (\`local\`; a flow only with \`flow.enabled\`, else 422 \`NO_FLOW_CAPABLE_AGENT\`) and answers 200 with the result, whatever its status; nothing is stored. Counted against \`test_now_per_minute\`. ${CHECK_ERRORS_TEXT} ${UNPROBED}`,
     body: CheckSpec,
     // The kind before its fields: a heartbeat or manual spec is refused as such, even one its own schema would refuse.
     beforeValidation: async (request) => refuseUnprobeable(isObject(request.body) ? request.body.type : undefined, 'type'),

@@ -26,6 +26,7 @@ export function registerRegionRoutes(app: FastifyInstance, services: Services): 
   addRoute(app, {
     method: 'POST', url: '/operator/regions', auth: 'operator', tags: ['operator'], errors: [409],
     summary: 'Create a region', body: CreateRegionBody,
+    description: 'Answers 201 with `Location`. An id the catalog already holds is 409 `REGION_EXISTS` naming `id`.',
     location: '/operator/regions', response: { 201: OperatorRegion },
     handler: async (request) => {
       const region = await insertRegion(services.db, request.body);

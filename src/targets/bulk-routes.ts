@@ -10,6 +10,7 @@ import { BULK_CREATE_MAX, bulkCreateTargets } from './bulk.js';
 import { DUPLICATE_MAX, insertDuplicates, prepareDuplicate } from './duplicate.js';
 import { targetsCtx } from './routes.js';
 import { CreateTargetBody, Target, TargetName } from './schema.js';
+import { MONITOR_ERRORS_TEXT } from './error-texts.js';
 
 const TAGS = ['targets'];
 const BULK_BODY_LIMIT = 64 * 1024 * 1024;
@@ -23,7 +24,7 @@ export function registerBulkRoutes(app: FastifyInstance, services: Services): vo
   addRoute(app, {
     method: 'POST', url: '/api/v1/targets/bulk', auth: 'user', scope: 'targets:write', tags: TAGS, errors: [403, 413],
     summary: 'Create many targets at once',
-    description: `Up to ${BULK_CREATE_MAX} targets (more is 413 \`BULK_TOO_LARGE\`), each with the fields and rules of a single create; an item without \`regions\` gets the default set. All or nothing: an error names the item (\`targets[3].check.url\`), and a batch without room for all of it is 422 \`QUOTA_EXCEEDED\`. Heartbeat monitors get their ping URLs in the same transaction. Answers 201 \`{targets}\` in request order. Bodies up to 64 MiB. ${WRITE_SOURCE_TEXT}`,
+    description: `Up to ${BULK_CREATE_MAX} targets (more is 413 \`BULK_TOO_LARGE\`), each with the fields and rules of a single create; an item without \`regions\` gets the default set. All or nothing: an error names the item (\`targets[3].check.url\`), and a batch without room for all of it is 422 \`QUOTA_EXCEEDED\`. Heartbeat monitors get their ping URLs in the same transaction. Answers 201 \`{targets}\` in request order. Bodies up to 64 MiB. ${MONITOR_ERRORS_TEXT} ${WRITE_SOURCE_TEXT}`,
     body: Type.Object({ targets: Type.Array(CreateTargetBody, { minItems: 1 }) }, { additionalProperties: false }),
     bodyLimit: BULK_BODY_LIMIT,
     response: { 201: TargetBatch },
@@ -34,7 +35,7 @@ export function registerBulkRoutes(app: FastifyInstance, services: Services): vo
     method: 'POST', url: '/api/v1/targets/:id/duplicate', auth: 'user', scope: 'targets:write', tags: TAGS, errors: [409, 413],
     summary: 'Copy a target',
     idempotencyKey: true,
-    description: `Up to ${DUPLICATE_MAX} copies (more is 413 \`BULK_TOO_LARGE\`), each \`{name, address?}\`. \`address\` replaces the check's URL (http; a flow's \`start_url\`), host or \`host:port\` (tcp, tls_cert; a bare host keeps the port), host (ping) or domain (dns, domain_expiry); heartbeat and manual monitors take none (400 \`INVALID_ADDRESS\`). Everything else is copied from the stored monitor (check with credentials, interval, paused state, tags, group, alert bindings, regions and \`region_policy\` as stored); the caller owns every copy; a heartbeat copy gets its own ping URL. All or nothing: an error names the copy (\`copies[1].address\`); no room is 422 \`QUOTA_EXCEEDED\`; flow copies beyond the plan's flow checks are 400 \`INVALID_FLOW_PARAMS\`. Answers 201 \`{targets}\` in request order. With \`Idempotency-Key\` (1-255 visible ASCII characters, kept 24 hours per org) a retry answers the first answer again and copies nothing more; the same key with another request is 409 \`CONFLICT\`. ${WRITE_SOURCE_TEXT}`,
+    description: `Up to ${DUPLICATE_MAX} copies (more is 413 \`BULK_TOO_LARGE\`), each \`{name, address?}\`. \`address\` replaces the check's URL (http; a flow's \`start_url\`), host or \`host:port\` (tcp, tls_cert; a bare host keeps the port), host (ping) or domain (dns, domain_expiry); heartbeat and manual monitors take none (400 \`INVALID_ADDRESS\`). A new address meets the check's rules as on create (400 \`VALIDATION_FAILED\`, \`INVALID_IP_VERSION\`, \`URL_PATTERN_BLOCKED\` or \`DOMAIN_DENYLISTED\`, naming \`copies[i].address\`). Everything else is copied from the stored monitor (check with credentials, interval, paused state, tags, group, alert bindings, regions and \`region_policy\` as stored); the caller owns every copy; a heartbeat copy gets its own ping URL. All or nothing: an error names the copy (\`copies[1].address\`); no room is 422 \`QUOTA_EXCEEDED\`; flow copies beyond the plan's flow checks are 400 \`INVALID_FLOW_PARAMS\`. Answers 201 \`{targets}\` in request order. With \`Idempotency-Key\` (1-255 visible ASCII characters, kept 24 hours per org) a retry answers the first answer again and copies nothing more; the same key with another request is 409 \`CONFLICT\`. ${WRITE_SOURCE_TEXT}`,
     params: IdParams,
     body: Type.Object({
       copies: Type.Array(Type.Object({

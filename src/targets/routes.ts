@@ -13,6 +13,7 @@ import { refuseManualInterval } from './intervals.js';
 import { registerBulkRoutes } from './bulk-routes.js';
 import { registerTagRoutes } from './tags.js';
 import { getTargetRegions, putTargetRegions } from './target-regions.js';
+import { MONITOR_ERRORS_TEXT } from './error-texts.js';
 
 const TAGS = ['targets'];
 
@@ -58,7 +59,7 @@ export function registerTargetRoutes(app: FastifyInstance, services: Services): 
   addRoute(app, {
     method: 'POST', url: '/api/v1/targets', auth: 'user', scope: 'targets:write', tags: TAGS, errors: [403],
     summary: 'Create a target',
-    description: `Answers 201 with \`Location: /api/v1/targets/{id}\` and the full target. Counted against the account's \`max_targets\` (and \`max_flow_checks\` for a flow). ${WRITE_SOURCE_TEXT}`,
+    description: `Answers 201 with \`Location: /api/v1/targets/{id}\` and the full target. Counted against the account's \`max_targets\` (and \`max_flow_checks\` for a flow). ${MONITOR_ERRORS_TEXT} ${WRITE_SOURCE_TEXT}`,
     body: CreateTargetBody,
     // A manual monitor's fixed interval before the schema's bound on intervals (see refuseManualInterval).
     beforeValidation: async (request) => {
@@ -78,7 +79,7 @@ export function registerTargetRoutes(app: FastifyInstance, services: Services): 
   addRoute(app, {
     method: 'PATCH', url: '/api/v1/targets/:id', auth: 'user', scope: 'targets:write', tags: TAGS, errors: [403],
     summary: 'Update a target',
-    description: `Only the fields sent change. A \`check\` must keep the stored \`type\` (400 \`CHECK_KIND_IMMUTABLE\` with \`field: check.type\`, answered before the rest of the body is validated, so also for an incomplete check of another kind; an unknown or read-only key still wins, 422 \`INVALID_JSON\`) and replaces the stored check whole; leave \`check\` out to keep stored credentials. A credential containing \`***\` is 400 \`REDACTION_SENTINEL\`. ${WRITE_SOURCE_TEXT}`,
+    description: `Only the fields sent change. A \`check\` must keep the stored \`type\` (400 \`CHECK_KIND_IMMUTABLE\` with \`field: check.type\`, answered before the rest of the body is validated, so also for an incomplete check of another kind; an unknown or read-only key still wins, 422 \`INVALID_JSON\`) and replaces the stored check whole; leave \`check\` out to keep stored credentials. A credential containing \`***\` is 400 \`REDACTION_SENTINEL\`. ${MONITOR_ERRORS_TEXT} ${WRITE_SOURCE_TEXT}`,
     params: IdParams, body: PatchTargetBody,
     // The kind's rules before the body schema (see checkPatchKind). A malformed id is left to the params schema (404).
     beforeValidation: async (request) => {
