@@ -119,7 +119,11 @@ export class NotificationWorker {
     return this.deps.db.query<ClaimedRow>(
       `WITH claimed AS (
          UPDATE notifications SET next_attempt_at = $2, attempts = attempts + 1
-          WHERE id IN (SELECT id FROM notifications WHERE status = 'pending' AND next_attempt_at <= $1
+          WHERE id IN (SELECT id FROM notifications n WHERE status = 'pending' AND next_attempt_at <= $1
+                          -- In order per incident and channel: nothing overtakes an earlier one still retrying.
+                          AND NOT EXISTS (SELECT 1 FROM notifications e
+                                           WHERE e.incident_id = n.incident_id AND e.channel_id = n.channel_id AND e.status = 'pending'
+                                             AND (e.created_at, e.id) < (n.created_at, n.id))
                         ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
           RETURNING id, event, attempts, channel_id, incident_id)
        SELECT c.id, c.event, c.attempts, ch.kind, ch.config, c.channel_id, ch.acknowledge_button, ch.enabled AND ch.verified_at IS NOT NULL AS pages, i.acknowledged_at, i.id AS incident_id, i.title, i.status, i.impact, i.cause,

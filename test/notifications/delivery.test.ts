@@ -279,6 +279,24 @@ describe('notification delivery', () => {
     assert.equal(take().filter((r) => r.path === '/fail').length, 8, 'each attempt reached the receiver');
   });
 
+  it('delivers in order per incident and channel: a recovery waits for its opening page still retrying', async () => {
+    const flaky = await channel('flaky', { type: 'webhook', url: `${base}/fail` });
+    const id = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, recovery_period_secs: 0, renotify_interval_secs: 0, alerts: [{ channel_id: flaky }] }))).json().id as string;
+    await feed(id, ['down']);
+    await worker.tick();
+    await feed(id, ['up']);
+    take();
+    t.clock.advance(2 * S);
+    await worker.tick();
+    assert.deepEqual(take().map((r) => [r.path, r.body.event]), [['/fail', 'opened']], 'the recovery is not tried while the opening retries');
+    assert.equal((await api('PATCH', `/api/v1/notification-channels/${flaky}`, { config: { type: 'webhook', url: `${base}/in-order` } })).statusCode, 200);
+    for (let i = 0; i < 3; i++) {
+      t.clock.advance(5 * S);
+      await worker.tick();
+    }
+    assert.deepEqual(take().map((r) => [r.path, r.body.event]), [['/in-order', 'opened'], ['/in-order', 'recovered']]);
+  });
+
   it('a retry pending when its channel is disabled is not sent: it is dead with the reason', async () => {
     const failing = await channel('disabled later', { type: 'webhook', url: `${base}/fail` });
     const id = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, renotify_interval_secs: 0, alerts: [{ channel_id: failing }] }))).json().id as string;
