@@ -16,6 +16,9 @@ import { client, overrideCaps, type Api } from '../targets/helpers.js';
 import { tenantAtKindFloor, testScheduler } from './helpers.js';
 
 const INTERVAL_MS = 10_000;
+/** How far from its slot a run still counts as that slot's (the lag goal itself is bench:checks'). */
+const EARLY_MS = 500;
+const LATE_MS = 3000;
 
 describe('scheduler: two nodes on one store', () => {
   let t: TestApp;
@@ -55,19 +58,23 @@ describe('scheduler: two nodes on one store', () => {
     await t.close();
   });
 
-  /** Each slot of each monitor inside [from, to] was run exactly once, and nothing else ran. */
+  /**
+   * Each slot of each monitor inside [from, to] was run exactly once, and nothing else ran. A run
+   * counts for a slot from just before it to LATE_MS after: both nodes share one process and one
+   * embedded store here, and a loaded CI machine has started a check over a second late.
+   */
   function assertExactlyOncePerSlot(ids: readonly string[], from: number, to: number, observed: typeof runs): void {
+    const offsetOf = (at: number, phase: number): number => ((at - phase) % INTERVAL_MS + INTERVAL_MS) % INTERVAL_MS;
+    const onSlot = (offset: number): boolean => offset <= LATE_MS || offset >= INTERVAL_MS - EARLY_MS;
     for (const id of ids) {
       const phase = phaseMs(id, 'local', INTERVAL_MS);
       const mine = observed.filter((r) => r.id === id);
       for (let slot = nextSlotMs(from, INTERVAL_MS, phase); slot <= to; slot += INTERVAL_MS) {
-        const hits = mine.filter((r) => Math.abs(r.at - slot) < 1000);
-        assert.equal(hits.length, 1, `monitor ${id}: slot ${slot} ran ${hits.length} times; the nodes warned: ${JSON.stringify(warnings)}`);
+        const hits = mine.filter((r) => r.at >= slot - EARLY_MS && r.at <= slot + LATE_MS);
+        const near = mine.map((r) => r.at - slot).sort((x, y) => Math.abs(x) - Math.abs(y))[0];
+        assert.equal(hits.length, 1, `monitor ${id}: slot ${slot} ran ${hits.length} times (nearest run ${near ?? 'none'} ms from it); the nodes warned: ${JSON.stringify(warnings)}`);
       }
-      for (const r of mine) {
-        const offset = ((r.at - phase) % INTERVAL_MS + INTERVAL_MS) % INTERVAL_MS;
-        assert.ok(offset < 1000 || offset > INTERVAL_MS - 1000, `monitor ${id} ran off its slot (offset ${offset} ms)`);
-      }
+      for (const r of mine) assert.ok(onSlot(offsetOf(r.at, phase)), `monitor ${id} ran off its slot (offset ${offsetOf(r.at, phase)} ms)`);
     }
   }
 
@@ -93,8 +100,8 @@ describe('scheduler: two nodes on one store', () => {
     assert.equal(a.scheduledCount + b.scheduledCount, 30, 'each monitor is scheduled on exactly one node');
     const from = Date.now();
     await sleep(21_000);
-    const to = Date.now() - 1000;
-    const observed = runs.filter((r) => r.at >= from && r.at <= to);
+    const to = Date.now() - LATE_MS;
+    const observed = runs.filter((r) => r.at >= from - EARLY_MS);
     assertExactlyOncePerSlot(ids, from, to, observed);
     assert.ok(observed.some((r) => r.node === 'a') && observed.some((r) => r.node === 'b'), 'both nodes work');
     assert.ok(!runs.some((r) => r.id === paused || r.id === cron), 'paused and heartbeat monitors are neither probed nor restated');
