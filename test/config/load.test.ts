@@ -260,22 +260,26 @@ describe('config: refusals name the key', () => {
     }
   });
 
-  it('refuses a checker.rdap_bootstrap_url that is not an http(s) or file: URL', () => {
-    for (const bad of ['ftp://x', 'notaurl', 'data.iana.org/rdap/dns.json']) {
-      assertRefuses(() => load({ env: { KEEPWATCH_CHECKER__RDAP_BOOTSTRAP_URL: bad } }), 'KEEPWATCH_CHECKER__RDAP_BOOTSTRAP_URL');
-    }
-    assertRefuses(() => load({ cwd: withToml('[checker]\nrdap_bootstrap_url = "ftp://x"') }), 'checker.rdap_bootstrap_url');
-    for (const good of ['http://mirror.internal/dns.json', 'https://data.iana.org/rdap/dns.json', 'file:///etc/keepwatch/rdap-dns.json']) {
-      assert.equal(load({ env: { KEEPWATCH_CHECKER__RDAP_BOOTSTRAP_URL: good } })['checker.rdap_bootstrap_url'], good);
-    }
-  });
-
-  it('refuses an sms.provider_url that is not an http(s) URL', () => {
-    for (const bad of ['notaurl', 'ftp://sms.example.com', 'sms.example.com/send']) {
-      assertRefuses(() => load({ env: { KEEPWATCH_SMS__PROVIDER_URL: bad } }), 'KEEPWATCH_SMS__PROVIDER_URL');
-    }
-    assert.equal(load({ env: { KEEPWATCH_SMS__PROVIDER_URL: 'https://sms.example.com/send' } })['sms.provider_url'], 'https://sms.example.com/send');
-  });
+  // URL keys other than the origins and mail.smtp_url above: the schemes each takes, from env and file alike.
+  const urlKeys: Array<{ key: string; env: string; toml: string; bad: string[]; good: string[] }> = [
+    {
+      key: 'checker.rdap_bootstrap_url', env: 'KEEPWATCH_CHECKER__RDAP_BOOTSTRAP_URL', toml: '[checker]\nrdap_bootstrap_url = "ftp://x"',
+      bad: ['ftp://x', 'notaurl', 'data.iana.org/rdap/dns.json'],
+      good: ['http://mirror.internal/dns.json', 'https://data.iana.org/rdap/dns.json', 'file:///etc/keepwatch/rdap-dns.json'],
+    },
+    {
+      key: 'sms.provider_url', env: 'KEEPWATCH_SMS__PROVIDER_URL', toml: '[sms]\nprovider_url = "ftp://sms.example.com"',
+      bad: ['notaurl', 'ftp://sms.example.com', 'sms.example.com/send'],
+      good: ['https://sms.example.com/send'],
+    },
+  ];
+  for (const { key, env, toml, bad, good } of urlKeys) {
+    it(`refuses a ${key} of another scheme or that is no URL, from env or file`, () => {
+      for (const value of bad) assertRefuses(() => load({ env: { [env]: value } }), env);
+      assertRefuses(() => load({ cwd: withToml(toml) }), key);
+      for (const value of good) assert.equal(load({ env: { [env]: value } })[key], value);
+    });
+  }
 
   it('refuses a default_plan that is not a plan id, and accepts free', () => {
     assertRefuses(() => load({ cwd: withToml('default_plan = "teams"') }), 'default_plan');
