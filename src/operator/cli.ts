@@ -90,19 +90,20 @@ export async function runAdmin(
   args: string[], readConfig: () => Config,
   out: Print = (s) => process.stdout.write(s + '\n'), errOut: Print = (s) => process.stderr.write(s + '\n'),
 ): Promise<number> {
-  const [name, ...rest] = args;
+  const { name, rest } = splitCommand(args);
   const command = name ? COMMANDS[name] : undefined;
+  const wantsHelp = rest.includes('--help') || rest.includes('-h');
   // As `keepwatch` itself: no command is the usage and 2, an unknown one says so on stderr.
   if (!name) {
     out(adminUsage());
-    return 2;
+    return wantsHelp ? 0 : 2;
   }
   if (!command) {
     errOut(`unknown command: ${name}\n${adminUsage()}`);
     return 2;
   }
   const usage = `usage: keepwatch admin ${name} ${command.usage}`.trimEnd();
-  if (rest.includes('--help') || rest.includes('-h')) {
+  if (wantsHelp) {
     out(usage);
     return 0;
   }
@@ -115,6 +116,20 @@ export async function runAdmin(
     return 2;
   }
   return send(call, out, errOut);
+}
+
+/**
+ * The command and its options. Options may stand before the command too (`admin --url URL
+ * list-regions`), as `--config` may anywhere: they are read as the command's own.
+ */
+function splitCommand(args: readonly string[]): { name: string | undefined; rest: string[] } {
+  const leading: string[] = [];
+  let i = 0;
+  for (; i < args.length && args[i]!.startsWith('-'); i++) {
+    leading.push(args[i]!);
+    if (args[i] === '--url' && i + 1 < args.length) leading.push(args[++i]!);
+  }
+  return { name: args[i], rest: [...args.slice(i + 1), ...leading] };
 }
 
 type AdminRequest = ReturnType<Command['request']>;

@@ -104,6 +104,19 @@ describe('keepwatch admin', () => {
 
   const NO_STACK = /\n\s+at /;
 
+  it('reads options given before the command as the command\'s own', async () => {
+    const regions = await admin('--url', server.base, 'list-regions');
+    assert.equal(regions.code, 0, regions.stdout + regions.stderr);
+    assert.ok((JSON.parse(regions.stdout) as { regions: Array<{ id: string }> }).regions.some((r) => r.id === 'local'), regions.stdout);
+    const elsewhere = await admin('--url', 'http://127.0.0.1:9', 'list-regions');
+    assert.equal(elsewhere.code, 3, 'the leading --url is the one used');
+    const help = await admin('--url', server.base, '--help');
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /^ {2}create-user /m);
+    const stray = await admin('--bogus', 'list-regions');
+    assert.equal(stray.code, 2);
+  });
+
   it('prints a command\'s usage for --help', async () => {
     for (const flag of ['--help', '-h']) {
       const res = await admin('create-user', flag);
