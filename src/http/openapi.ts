@@ -20,6 +20,7 @@ export async function installOpenApi(app: FastifyInstance, version: string): Pro
           'a token not bound to an org names one with `X-Service-Org: <slug>`.',
           'Errors are `{"error": {"code", "message", "field"?}}`. Lists are `{"<plural>": [...], "total", "limit", "offset"}`.',
           'Bodies are strict: an unknown or read-only key is 422 `INVALID_JSON` naming its path and listing the accepted keys.',
+          'A query parameter holding a number is a plain decimal (`limit=20`, `-1`, `2.5`): `0x10`, `1e2` or ` 10` is 400 `VALIDATION_FAILED` naming it. Unknown query parameters are ignored.',
           'A route that documents no body (acknowledge, resolve, check-now, test sends, deletes) takes none or `{}`: any key is 422 `INVALID_JSON` with `allowed: []`.',
           'Rate budgets are per plan and minute, counted for the account and then the user; 429 `RATE_LIMITED` carries `Retry-After`.',
           'Mutations are `Cache-Control: no-store`; reads `private, max-age=10` (the dashboard summary 5), with `Vary: Authorization, Cookie, X-Service-Org`.',

@@ -36,7 +36,15 @@ const bodyAjvAllErrors = makeAjv(false, true);
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const validate: ValidateFunction = (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema as object);
   const part = httpPart ?? 'body';
+  const numerals = part === 'querystring' ? numeralRules(schema) : [];
   return (data: unknown) => {
+    const notNumeral = numerals.find(({ key, pattern }) => {
+      const value = (data as Record<string, unknown>)[key];
+      return typeof value === 'string' && !pattern.test(value);
+    });
+    if (notNumeral) {
+      return { error: new AppError(400, 'VALIDATION_FAILED', `query parameter ${notNumeral.key} must be ${notNumeral.type}`, { field: notNumeral.key }) };
+    }
     if (!validate(data)) {
       const first = pickError(validate.errors ?? []);
       // Conventions 7: an unknown or read-only key is named even when another field also fails.
@@ -51,6 +59,19 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
     return { error: new AppError(400, code, `${bad.field || 'the body'} ${what}`, { field: bad.field }) };
   };
 };
+
+// A query's numbers are plain decimals: ajv's coercion goes through Number(), which would read
+// `0x10` as 16, `1e2` as 100 and ` 10` as 10.
+const NUMERALS = { integer: /^-?\d+$/, number: /^-?\d+(\.\d+)?$/ } as const;
+
+/** The query parameters that hold numbers, each with the pattern its text must match. */
+function numeralRules(schema: unknown): Array<{ key: string; type: keyof typeof NUMERALS; pattern: RegExp }> {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  return Object.entries(properties).flatMap(([key, property]) => {
+    const type = property.type;
+    return type === 'integer' || type === 'number' ? [{ key, type, pattern: NUMERALS[type] }] : [];
+  });
+}
 
 // PostgreSQL text cannot hold U+0000 (a 500 otherwise), and unpaired surrogates would be stored as U+FFFD.
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

@@ -164,4 +164,17 @@ describe('validatorCompiler on other parts', () => {
     assert.deepEqual([query?.status, query?.code, query?.extra.field], [400, 'VALIDATION_FAILED', 'limit']);
     assert.equal(check(Type.Object({ limit: Type.Integer() }), { limit: '50' }, 'querystring'), undefined, 'query strings are coerced');
   });
+
+  it('reads a query number only as a plain decimal, never as Number() would', () => {
+    const schema = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1 })), ratio: Type.Optional(Type.Number()) });
+    for (const limit of ['0x10', '1e2', ' 10', '10 ', '+5', '1.0', '0b11', 'Infinity', '']) {
+      const refused = check(schema, { limit }, 'querystring');
+      assert.deepEqual([refused?.status, refused?.code, refused?.message, refused?.extra.field], [400, 'VALIDATION_FAILED', 'query parameter limit must be integer', 'limit'], JSON.stringify(limit));
+    }
+    for (const ratio of ['1e2', '.5', '5.', '0x1']) {
+      assert.equal(check(schema, { ratio }, 'querystring')?.message, 'query parameter ratio must be number', ratio);
+    }
+    assert.equal(check(schema, { limit: '007', ratio: '-2.5' }, 'querystring'), undefined);
+    assert.equal(check(schema, { limit: '-1' }, 'querystring')?.message, 'query parameter limit must be >= 1', 'a negative number is read, then held to its bounds');
+  });
 });
