@@ -7,7 +7,8 @@
 //   - a pattern matches the whole path or any path below it: `/wp-admin` blocks `/wp-admin`
 //     and `/wp-admin/install.php`, not `/wp-admin2`. A trailing `/` on a pattern is ignored.
 //   - a path is tested as the URL parser normalised it (dot segments resolved) and again
-//     percent-decoded, so `/%2Eenv` is `/.env`.
+//     percent-decoded, so `/%2Eenv` is `/.env`; each also with runs of `/` collapsed, as most
+//     servers read them, so `//.env` is `/.env`.
 // Domains: a domain blocks itself and every subdomain. Lower-cased, IDNA ASCII
 //   (url.domainToASCII), trailing dot ignored; wildcards and IP addresses are refused.
 import { readFileSync } from 'node:fs';
@@ -138,7 +139,7 @@ export class DenyLists {
       return;
     }
     this.checkDomain(parsed.hostname, field, onBlocked);
-    const paths = [parsed.pathname, safeDecode(parsed.pathname)];
+    const paths = [parsed.pathname, safeDecode(parsed.pathname)].flatMap((path) => [path, path.replace(/\/{2,}/g, '/')]);
     const rule = this.urlRules.find((r) => paths.some((p) => r.regex.test(p)));
     if (rule === undefined) return;
     const value = `${parsed.host}${parsed.pathname}`;
