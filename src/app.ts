@@ -26,7 +26,7 @@ import { registerNotificationRoutes } from './notifications/index.js';
 import { registerManualRoutes } from './manual/index.js';
 import { registerHeartbeatRoutes } from './heartbeat/index.js';
 import { registerResultRoutes } from './results/index.js';
-import { registerTargetRoutes } from './targets/index.js';
+import { registerTargetRoutes, rotationCheckFor } from './targets/index.js';
 import { registerVariableRoutes } from './variables/index.js';
 import type { Services } from './services.js';
 import { cfg } from './config/load.js';
@@ -103,7 +103,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   registerApiCatalog(app, cfg.str(services.config, 'auth.public_base_url'));
   registerIdentityRoutes(app, services);
   registerRegionRoutes(app, services);
-  registerVariableRoutes(app, services);
+  registerVariableRoutes(app, services, rotationCheckFor(services));
   registerTargetRoutes(app, services);
   registerManualRoutes(app, services);
   registerHeartbeatRoutes(app, services);

@@ -6,11 +6,15 @@ import { createVariable, deleteVariable, getVariableInOrg, listVariables, rotate
 
 const TAGS = ['variables'];
 
-export function registerVariableRoutes(app: FastifyInstance, services: Services): void {
+/**
+ * `rotationCheck` judges a new value where other domains use it (the targets domain's monitor URLs,
+ * wired in app.ts: this domain does not import the ones that reference it).
+ */
+export function registerVariableRoutes(app: FastifyInstance, services: Services, rotationCheck?: (request: FastifyRequest) => VariablesCtx['checkRotation']): void {
   const { sealer } = services;
-  const ctx = (request: Pick<FastifyRequest, 'auth'>): VariablesCtx => {
+  const ctx = (request: FastifyRequest): VariablesCtx => {
     const { actor, org } = request.auth!;
-    return { db: services.db, actor, org: org!, sealer };
+    return { db: services.db, actor, org: org!, sealer, checkRotation: rotationCheck?.(request) };
   };
 
   addRoute(app, {
@@ -39,7 +43,8 @@ export function registerVariableRoutes(app: FastifyInstance, services: Services)
 
   addRoute(app, {
     method: 'PATCH', url: '/api/v1/variables/:id', auth: 'user', scope: 'variables:write', tags: TAGS,
-    summary: 'Rotate a variable (replace its value)', description: '`is_secret` and `key` are fixed at create.',
+    summary: 'Rotate a variable (replace its value)',
+    description: '`is_secret` and `key` are fixed at create. A plain value fills the URL of every http monitor referencing it, so it is judged as each of their updates would be: a URL it would make invalid, deny-listed or in a blocked range is refused with that update\'s code (400 `VALIDATION_FAILED`, `URL_PATTERN_BLOCKED`, `DOMAIN_DENYLISTED`, `INVALID_IP_VERSION`), `field` `value`, the monitor named in the message; nothing is changed.',
     params: IdParams, body: RotateVariableBody,
     response: { 200: Variable },
     handler: async (request) => rotateVariable(ctx(request), request.params.id, request.body),

@@ -18,6 +18,8 @@ export interface VariablesCtx {
   actor: Actor;
   org: OrgRef;
   sealer: Sealer;
+  /** Judges a plain variable's new value where monitors use it (in the rotation's transaction, after its update); throws to refuse. */
+  checkRotation?: (tx: Executor, key: string) => Promise<void>;
 }
 
 /** The one mapping from a row to the API object: a secret's value is never read back. */
@@ -72,6 +74,8 @@ export async function rotateVariable(ctx: VariablesCtx, id: string, input: Rotat
     const current = await getVariableRow(tx, ctx.org.id, id, 'update');
     if (!current) throw notFound('variable');
     const row = (await updateVariableValue(tx, ctx.org.id, id, storedValue(ctx.sealer, current.is_secret, input.value)))!;
+    // A secret never fills a URL (references.ts), so only a plain value can change where a check goes.
+    if (!row.is_secret) await ctx.checkRotation?.(tx, row.key);
     await writeAudit(tx, ctx.actor, {
       action: 'variable.rotated', orgId: ctx.org.id, accountId: ctx.org.accountId, entityType: 'variable', entityId: row.id,
       details: { key: row.key, is_secret: row.is_secret },

@@ -80,6 +80,31 @@ describe('targets: SSRF guard and deny-lists at write time', () => {
     expectError(await api('POST', '/api/v1/targets', httpTarget({}, { url: '{{evil}}/' })), 400, 'DOMAIN_DENYLISTED', 'check.url');
     expectError(await api('POST', '/api/v1/targets', httpTarget({}, { url: `${PUBLIC_URL}{{path}}/` })), 400, 'URL_PATTERN_BLOCKED', 'check.url');
   });
+
+  it('a rotation that would send a monitor\'s URL somewhere no update could is refused, and nothing changes', async () => {
+    const host = (await api('POST', '/api/v1/variables', { key: 'site', value: 'example.com' })).json() as Json;
+    const page = (await api('POST', '/api/v1/variables', { key: 'page', value: 'status' })).json() as Json;
+    const monitor = (await api('POST', '/api/v1/targets', httpTarget({ name: 'templated' }, { url: 'https://{{site}}/{{page}}' }))).json() as Json;
+    assert.ok(monitor.id, JSON.stringify(monitor));
+    const refusals: Array<[string, string, string]> = [
+      [host.id as string, 'www.evil.example', 'DOMAIN_DENYLISTED'],
+      [host.id as string, '10.0.0.1', 'VALIDATION_FAILED'],
+      [host.id as string, 'exa mple.com', 'VALIDATION_FAILED'],
+      [page.id as string, 'wp-admin/install.php', 'URL_PATTERN_BLOCKED'],
+    ];
+    for (const [id, value, code] of refusals) {
+      const res = await api('PATCH', `/api/v1/variables/${id}`, { value });
+      expectError(res, 400, code, 'value');
+      assert.match((res.json() as { error: { message: string } }).error.message, new RegExp(`monitor "templated" \\(${monitor.id}\\)`), res.body);
+    }
+    assert.equal(((await api('GET', `/api/v1/variables/${host.id}`)).json() as Json).value, 'example.com', 'a refused rotation changes nothing');
+    assert.equal(((await api('GET', `/api/v1/variables/${page.id}`)).json() as Json).value, 'status');
+    assert.equal((await api('PATCH', `/api/v1/variables/${host.id}`, { value: 'example.org' })).statusCode, 200, 'an allowed value rotates');
+    // A variable only a header uses never fills a URL: any value rotates.
+    const header = (await api('POST', '/api/v1/variables', { key: 'hv', value: 'a' })).json() as Json;
+    assert.equal((await api('POST', '/api/v1/targets', httpTarget({ name: 'header' }, { headers: { 'X-K': '{{hv}}' } }))).statusCode, 201);
+    assert.equal((await api('PATCH', `/api/v1/variables/${header.id}`, { value: 'www.evil.example' })).statusCode, 200);
+  });
 });
 
 describe('targets: variable references', () => {
