@@ -17,10 +17,14 @@ export interface PreparedCheck {
   variableRefs: string[];
 }
 
-/** 403 `FLOW_CHECKS_DISABLED` when the plan's flow cap is 0 (on create: an existing flow stays editable after a downgrade). */
+/**
+ * 403 `FLOW_CHECKS_DISABLED` when the plan's flow cap is 0 (on create: an existing flow stays editable
+ * after a downgrade), recorded in `quota_events` as a refusal by that quota.
+ */
 export function checkFlowEnabled(kind: string, plan: EffectivePlan): void {
   if (kind === 'flow' && plan.caps.max_flow_checks === 0) {
-    throw new AppError(403, 'FLOW_CHECKS_DISABLED', 'this plan includes no flow checks (max_flow_checks is 0)');
+    throw new AppError(403, 'FLOW_CHECKS_DISABLED', 'this plan includes no flow checks (max_flow_checks is 0)',
+      { rejection: { event: 'quota_exceeded', quota: 'max_flow_checks', details: { limit: 0 } } });
   }
 }
 

@@ -47,13 +47,18 @@ describe('targets: quotas', () => {
     assert.equal((await api('POST', '/api/v1/targets', httpTarget())).statusCode, 201);
   });
 
-  it('a flow stays editable after the plan drops flows; a new one is 403 FLOW_CHECKS_DISABLED', async () => {
+  it('a flow stays editable after the plan drops flows; a new one is 403 FLOW_CHECKS_DISABLED, recorded in quota_events', async () => {
     const a = await createTenantWithToken(t, { plan: 'founding' });
     const api = client(t, a.token);
     const flow = { name: 'f', check: { type: 'flow', start_url: PUBLIC_URL, steps: [{ op: 'assert_url', contains: 'x' }] } };
     const created = (await api('POST', '/api/v1/targets', flow)).json() as Json;
     await overrideCaps(t, a.accountId, { max_flow_checks: 0 });
     expectError(await api('POST', '/api/v1/targets', flow), 403, 'FLOW_CHECKS_DISABLED');
+    expectError(await api('POST', '/api/v1/targets/bulk', { targets: [flow] }), 403, 'FLOW_CHECKS_DISABLED', 'targets[0]');
+    await t.services.quotaEvents.flush();
+    const events = await t.services.db.query<{ event: string; details: { limit: number } }>(
+      `SELECT event, details FROM quota_events WHERE quota = 'max_flow_checks' AND account_id = $1`, [a.accountId]);
+    assert.deepEqual(events.map((e) => [e.event, e.details.limit]), [['quota_exceeded', 0], ['quota_exceeded', 0]], 'each refusal is recorded (Events 6)');
     const patched = await api('PATCH', `/api/v1/targets/${created.id}`, { name: 'g', check: { ...flow.check, timeout: 60000 } });
     assert.equal(patched.statusCode, 200, patched.body);
   });
