@@ -10,8 +10,11 @@ import type { ChannelConfigT, ChannelKind } from './schema.js';
 
 type Config = Record<string, unknown> & { type: ChannelKind };
 
+// A team chat's incoming-webhook URL is itself the credential: whoever holds it can post into the
+// channel (Slack: "keep it secret"), so it is sealed and redacted like a token.
 const SECRET_FIELDS: Readonly<Record<ChannelKind, readonly string[]>> = {
-  webhook: ['secret'], slack: [], discord: [], teams: [], email: [], ntfy: ['token'], telegram: ['bot_token'], pagerduty: ['routing_key'], sms: [],
+  webhook: ['secret'], slack: ['webhook_url'], discord: ['webhook_url'], teams: ['webhook_url'], email: [], ntfy: ['token'],
+  telegram: ['bot_token'], pagerduty: ['routing_key'], sms: [],
 };
 
 const URL_FIELDS: Readonly<Record<ChannelKind, readonly string[]>> = {

@@ -7,16 +7,15 @@ import { WriteSourceSchema } from '../http/write-source.js';
 import { TAG_MAX_LENGTH, TAGS_MAX } from '../shared/tags.js';
 
 const strict = { additionalProperties: false } as const;
-const url = (description: string) => Type.String({ minLength: 1, maxLength: 2048, description: `${description} http or https; refused in a blocked address range like a monitor's host.` });
 
 /**
  * A secret field. `form` (an unanchored pattern) binds what a body sends; a value holding `***` also
  * passes the schema so that the sentinel rule (configs.ts) answers it 400 `REDACTION_SENTINEL`,
  * as a config read back and sent unchanged must be answered, not with a generic VALIDATION_FAILED.
  */
-type SecretField = (description: string, form?: string) => ReturnType<typeof Type.String>;
-const secretIn: SecretField = (description, form) => Type.String({
-  minLength: 1, maxLength: 512, ...(form && { pattern: `^(?:${form}|[\\s\\S]*\\*\\*\\*[\\s\\S]*)$` }),
+type SecretField = (description: string, form?: string, maxLength?: number) => ReturnType<typeof Type.String>;
+const secretIn: SecretField = (description, form, maxLength = 512) => Type.String({
+  minLength: 1, maxLength, ...(form && { pattern: `^(?:${form}|[\\s\\S]*\\*\\*\\*[\\s\\S]*)$` }),
   description: `${description} Secret: sealed at rest, read back as \`***\`; a value containing \`***\` is 400 \`REDACTION_SENTINEL\`.`,
 });
 const secretOut: SecretField = (description) => Type.String({ description: `${description} Secret: shows as \`***\`.` });
@@ -24,9 +23,13 @@ const secretOut: SecretField = (description) => Type.String({ description: `${de
 export const CHANNEL_KINDS = ['webhook', 'slack', 'discord', 'teams', 'email', 'ntfy', 'telegram', 'pagerduty', 'sms'] as const;
 export type ChannelKind = (typeof CHANNEL_KINDS)[number];
 
-const chatWebhook = (type: 'slack' | 'discord' | 'teams', title: string) => Type.Object({
+const URL_MAX_LENGTH = 2048;
+const URL_RULE = 'http or https; refused in a blocked address range like a monitor\'s host.';
+const url = (description: string) => Type.String({ minLength: 1, maxLength: URL_MAX_LENGTH, description: `${description} ${URL_RULE}` });
+
+const chatWebhook = (type: 'slack' | 'discord' | 'teams', title: string, secret: SecretField) => Type.Object({
   type: Type.Literal(type),
-  webhook_url: url(`The ${title} incoming-webhook URL.`),
+  webhook_url: secret(`The ${title} incoming-webhook URL (whoever holds it can post to the channel). ${URL_RULE}`, undefined, URL_MAX_LENGTH),
 }, { ...strict, title: `${title.replace(/ /g, '')}ChannelConfig` });
 
 const channelConfig = (secret: SecretField) => discriminated('type', [
@@ -35,9 +38,9 @@ const channelConfig = (secret: SecretField) => discriminated('type', [
     url: url('Receives a JSON POST per notification.'),
     secret: Type.Optional(nullable(secret('Signs the body: `X-Keepwatch-Signature: sha256=<hex>` carries the HMAC-SHA256 of the raw body under this secret, as lower-case hex after `sha256=`.'))),
   }, { ...strict, title: 'WebhookChannelConfig' }),
-  chatWebhook('slack', 'Slack'),
-  chatWebhook('discord', 'Discord'),
-  chatWebhook('teams', 'Microsoft Teams'),
+  chatWebhook('slack', 'Slack', secret),
+  chatWebhook('discord', 'Discord', secret),
+  chatWebhook('teams', 'Microsoft Teams', secret),
   Type.Object({
     type: Type.Literal('email'),
     to: Type.String({ format: 'email', maxLength: 254, description: 'One address.' }),
@@ -67,7 +70,7 @@ const channelConfig = (secret: SecretField) => discriminated('type', [
     type: Type.Literal('sms'),
     to: Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164 number, e.g. `+447700900123`. Sent through the provider the deployment configures. Needs a plan with SMS alerts (403 `SMS_ALERTS_DISABLED`).' }),
   }, { ...strict, title: 'SmsChannelConfig' }),
-], { description: 'The transport, a tagged union on `type`. Secret fields read back as `***`; `webhook_url` and other URLs are shown.' });
+], { description: 'The transport, a tagged union on `type`. Secret fields (`secret`, `token`, `bot_token`, `routing_key` and a team chat\'s `webhook_url`) read back as `***`; other URLs are shown.' });
 
 export const ChannelConfig = channelConfig(secretIn);
 const ShownChannelConfig = channelConfig(secretOut);

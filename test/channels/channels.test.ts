@@ -46,9 +46,9 @@ describe('notification channels', () => {
 
   it('every kind of CONTRACT.md is accepted with its fields; secrets of each kind are redacted', async () => {
     const kinds: Array<[Json, Json]> = [
-      [{ type: 'slack', webhook_url: 'https://93.184.216.34/services/T/B/x' }, {}],
-      [{ type: 'discord', webhook_url: 'https://93.184.216.34/api/webhooks/1/x' }, {}],
-      [{ type: 'teams', webhook_url: 'https://93.184.216.34/webhookb2/x' }, {}],
+      [{ type: 'slack', webhook_url: 'https://93.184.216.34/services/T/B/x' }, { webhook_url: '***' }],
+      [{ type: 'discord', webhook_url: 'https://93.184.216.34/api/webhooks/1/x' }, { webhook_url: '***' }],
+      [{ type: 'teams', webhook_url: 'https://93.184.216.34/webhookb2/x' }, { webhook_url: '***' }],
       [{ type: 'email', to: 'oncall@example.com' }, {}],
       [{ type: 'ntfy', server_url: 'https://93.184.216.34', topic: 'kw-alerts', token: 'tk_secret' }, { token: '***' }],
       [{ type: 'telegram', bot_token: '123456:ABCdefGHIjklMNOpqrSTUvwx', chat_id: -1001234567890 }, { bot_token: '***' }],
@@ -109,16 +109,20 @@ describe('notification channels', () => {
     expectError(await other('PATCH', `${BASE}/${channel.id}`, { config: { type: 'webhook', url: 'http://127.0.0.1/hook' } }), 404, 'NOT_FOUND');
   });
 
-  it('a telegram or pagerduty config read back and sent unchanged is REDACTION_SENTINEL, not a pattern failure; the stored secret stays', async () => {
+  it('a telegram, pagerduty or chat config read back and sent unchanged is REDACTION_SENTINEL, not a pattern or URL failure; the stored secret stays', async () => {
     const configs = [
       { type: 'telegram', bot_token: '123456:ABCdefGHIjklMNOpqrSTUvwx', chat_id: 42 },
       { type: 'pagerduty', routing_key: PD_KEY },
+      { type: 'slack', webhook_url: 'https://93.184.216.34/services/T/B/secret-part' },
     ];
+    const secretFields: Record<string, string> = { telegram: 'bot_token', pagerduty: 'routing_key', slack: 'webhook_url' };
     for (const config of configs) {
       const channel = (await create({ name: config.type, config })).json() as Json;
-      const secretField = config.type === 'telegram' ? 'bot_token' : 'routing_key';
+      const secretField = secretFields[config.type]!;
       const sealed = await storedConfig(channel.id);
+      assert.ok(!JSON.stringify(sealed).includes(String((config as Json)[secretField])), `${config.type}: sealed at rest`);
       const shown = (await api('GET', `${BASE}/${channel.id}`)).json() as Json;
+      assert.equal(shown.config[secretField], '***');
       expectError(await api('PATCH', `${BASE}/${channel.id}`, { config: shown.config }), 400, 'REDACTION_SENTINEL', `config.${secretField}`);
       expectError(await api('PATCH', `${BASE}/${channel.id}`, { ...shown, id: undefined, write_source: undefined, verified: undefined, created_at: undefined, updated_at: undefined }), 400, 'REDACTION_SENTINEL', `config.${secretField}`);
       expectError(await api('POST', `${BASE}/test`, { config: shown.config }), 400, 'REDACTION_SENTINEL', `config.${secretField}`);
