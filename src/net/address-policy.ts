@@ -19,11 +19,16 @@ export type HostLiteral =
 
 // Characters that would make `http://<host>/` parse as something other than a host.
 const NOT_A_HOST = /[/\\?#@\s:[\]]/;
+// A name's label in ASCII form: letters, digits, `_` (in use on some internal names) and inner `-`.
+// The URL parser would also keep `{`, `!` or `*`, which no resolvable name holds.
+const LABEL = /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/;
+const NAME_MAX_LENGTH = 253;
 
 /**
  * Recognises IP literals in every spelling a URL parser accepts (2130706433, 0177.0.0.1, 0x7f.1,
  * 127.1, `127.0.0.1.`), bracketed or bare IPv6, and names (lower case, IDNA ASCII, trailing dot
- * dropped). Returns null when the string is not a valid host (including an empty label). IPv6 zone ids are refused: URLs
+ * dropped). Returns null when the string is not a valid host (an empty label, a character no
+ * resolvable name holds, a label over 63 or a name over 253 characters). IPv6 zone ids are refused: URLs
  * cannot carry them and a zone only makes sense for link-local targets.
  */
 export function parseHostLiteral(host: string): HostLiteral | null {
@@ -41,7 +46,7 @@ export function parseHostLiteral(host: string): HostLiteral | null {
   if (hostname === '') return null;
   if (ipaddr.IPv4.isValidFourPartDecimal(hostname)) return { kind: 'ipv4', address: hostname };
   const name = hostname.endsWith('.') ? hostname.slice(0, -1) : hostname;
-  if (name === '' || name.split('.').includes('')) return null;
+  if (name.length > NAME_MAX_LENGTH || !name.split('.').every((label) => LABEL.test(label))) return null;
   return { kind: 'name', name };
 }
 

@@ -86,6 +86,11 @@ const HOSTS: [string, ReturnType<typeof parseHostLiteral>][] = [
   ['', null], ['.', null], ['a..b', null], ['exa mple.com', null],
   ['user@127.0.0.1', null], ['evil.com/127.0.0.1', null], ['evil.com#x', null], ['host:80', null],
   ['[::1', null], ['fe80::1%eth0', null], ['[127.0.0.1]', null],
+  // Kept by the URL parser, held by no resolvable name.
+  ['{{h}}', null], ['a{b}.com', null], ['ex!ample.com', null], ['*.example.com', null], ['-a.example', null], ['a-.example', null],
+  [`${'a'.repeat(64)}.example`, null], [`${'a.'.repeat(127)}ab`, null],
+  ['_service.example.com', { kind: 'name', name: '_service.example.com' }], ['a-b.example', { kind: 'name', name: 'a-b.example' }],
+  [`${'a'.repeat(63)}.example`, { kind: 'name', name: `${'a'.repeat(63)}.example` }],
 ];
 
 describe('parseHostLiteral', () => {

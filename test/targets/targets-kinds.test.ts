@@ -102,6 +102,16 @@ describe('targets: kind rules', () => {
     expectError(await create(api, { type: 'tcp', host: '93.184.216.34', port: 0 }), 400, 'VALIDATION_FAILED', 'check.port');
   });
 
+  it('a host no name could be is refused in every host field, a {{variable}} included (hosts take no references)', async () => {
+    for (const host of ['{{h}}', 'ex!ample.com', '*.example.com', 'a{b}.com']) {
+      expectError(await create(api, { type: 'tcp', host, port: 22 }), 400, 'VALIDATION_FAILED', 'check.host');
+      expectError(await create(api, { type: 'ping', host }), 400, 'VALIDATION_FAILED', 'check.host');
+      expectError(await create(api, { type: 'tls_cert', host }), 400, 'VALIDATION_FAILED', 'check.host');
+      // A URL may reference variables (an unknown one is 422 UNRESOLVED_VARIABLE); its host is judged once filled in.
+      if (!host.includes('{{')) expectError(await create(api, { type: 'http', url: `https://${host}/` }), 400, 'VALIDATION_FAILED', 'check.url');
+    }
+  });
+
   it('tls_cert: server_name is a host name, never an address', async () => {
     for (const server_name of ['bad name!', '93.184.216.34', '2606:2800:220:1::1', 'a..b', ' ']) {
       expectError(await create(api, { type: 'tls_cert', host: '93.184.216.34', server_name }), 400, 'VALIDATION_FAILED', 'check.server_name');
