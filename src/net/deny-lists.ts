@@ -6,9 +6,10 @@
 //     every other character is literal (`?` is refused: it would mean a query).
 //   - a pattern matches the whole path or any path below it: `/wp-admin` blocks `/wp-admin`
 //     and `/wp-admin/install.php`, not `/wp-admin2`. A trailing `/` on a pattern is ignored.
-//   - a path is tested as the URL parser normalised it (dot segments resolved) and again
-//     percent-decoded, so `/%2Eenv` is `/.env`; each also with runs of `/` collapsed, as most
-//     servers read them, so `//.env` is `/.env`.
+//   - a path is tested in every form a server might read it as: as the URL parser normalised it
+//     (dot segments resolved), percent-decoded with dot segments resolved again (`/%2Eenv` and
+//     `/x/..%2f.env` are `/.env`), with runs of `/` collapsed (`//.env`) and without `;` segment
+//     parameters (`/.env;x`, as servlet containers read them).
 // Domains: a domain blocks itself and every subdomain. Lower-cased, IDNA ASCII
 //   (url.domainToASCII), trailing dot ignored; wildcards and IP addresses are refused.
 import { readFileSync } from 'node:fs';
@@ -88,6 +89,29 @@ function normalizeDomain({ text, source }: Line): string {
   return parsed.name;
 }
 
+/** The forms of a URL path a server might act on (the header's list). */
+function pathForms(pathname: string): string[] {
+  const forms = new Set<string>();
+  for (const path of [pathname, resolveDots(safeDecode(pathname))]) {
+    const collapsed = path.replace(/\/{2,}/g, '/');
+    for (const form of [path, collapsed]) {
+      forms.add(form);
+      forms.add(resolveDots(form.replace(/;[^/]*/g, '')));
+    }
+  }
+  return [...forms];
+}
+
+/** `/a/../b` as `/b`: a decoded path's dot segments, resolved as the URL parser resolves a raw one. */
+function resolveDots(path: string): string {
+  try {
+    // Joined, not resolved against a base: `//x` would be read as a host.
+    return new URL(`http://h${path.replace(/[?#\\]/g, encodeURIComponent)}`).pathname;
+  } catch {
+    return path;
+  }
+}
+
 function safeDecode(path: string): string {
   try {
     return decodeURIComponent(path);
@@ -139,7 +163,7 @@ export class DenyLists {
       return;
     }
     this.checkDomain(parsed.hostname, field, onBlocked);
-    const paths = [parsed.pathname, safeDecode(parsed.pathname)].flatMap((path) => [path, path.replace(/\/{2,}/g, '/')]);
+    const paths = pathForms(parsed.pathname);
     const rule = this.urlRules.find((r) => paths.some((p) => r.regex.test(p)));
     if (rule === undefined) return;
     const value = `${parsed.host}${parsed.pathname}`;

@@ -52,6 +52,8 @@ describe('DenyLists: URL patterns', () => {
     ['https://a.test/backup-2024.sql', true], ['https://a.test/dir/backup-2024.sql', false],
     ['https://a.test/api/v1/debug', true], ['https://a.test/api/v1/v2/debug', false],
     ['https://a.test/x/../.env', true], ['https://a.test/%2Eenv', true], ['https://a.test/.%65nv', true],
+    ['https://a.test/.env;x', true], ['https://a.test/x/..%2f.env', true], ['https://a.test/x/..%2F..%2F.git/config', true], ['https://a.test//wp-admin/x', true],
+    ['https://a.test/.env%3Fx', false], ['https://a.test/a;b/.envrc', false],
     ['https://a.test//.env', true], ['https://a.test///.git//config', true], ['https://a.test/%2F.env', true], ['https://a.test/api//v1/debug', true],
     ['https://a.test/health?file=/.env', false], ['https://a.test/#/.env', false], ['https://a.test/', false],
     ['not a url', false],
