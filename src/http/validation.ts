@@ -264,6 +264,13 @@ function discriminatorError(err: ErrorObject, at: string): AppError {
   const tag = String(err.params.tag);
   const field = join(at, tag);
   const branches = ((err.parentSchema as { oneOf?: unknown[] } | undefined)?.oneOf ?? []);
+  // With no branch named, a key that no branch accepts is unknown whichever was meant (Conventions 7).
+  const accepted = [...new Set(branches.flatMap((b) => Object.keys((b as { properties?: object }).properties ?? {})))];
+  const unknown = isObject(err.data) ? Object.keys(err.data).find((key) => !accepted.includes(key)) : undefined;
+  if (unknown !== undefined) {
+    const unknownField = join(at, unknown);
+    return new AppError(422, 'INVALID_JSON', `unknown key "${unknownField}": no kind accepts it; ${at || 'the body'} accepts: ${accepted.join(', ')}`, { field: unknownField, allowed: accepted });
+  }
   const values = branches.flatMap((b) => constProperties(b).filter(([k]) => k === tag).map(([, v]) => JSON.stringify(v)));
   const what = err.params.tagValue === undefined ? 'is required' : `must be one of: ${values.join(', ')}`;
   return new AppError(400, 'VALIDATION_FAILED', `${field} ${what}`, { field });

@@ -94,6 +94,17 @@ describe('validatorCompiler on bodies', () => {
     assert.deepEqual([scalar?.code, scalar?.extra.field], ['VALIDATION_FAILED', 'check']);
   });
 
+  it('names a key no branch accepts as unknown even when no branch is named', () => {
+    const tagged = Type.Object({ name: Type.String(), check: discriminated('type', [Http, Tcp]) }, { additionalProperties: false });
+    for (const inner of [{ foo: 1 }, { type: 'smtp', foo: 1 }, { host: 'h', foo: 1 }]) {
+      const e = check(tagged, { name: 'a', check: inner });
+      assert.deepEqual([e?.status, e?.code, e?.extra.field, e?.extra.allowed], [422, 'INVALID_JSON', 'check.foo', ['type', 'url', 'host', 'port']], JSON.stringify(inner));
+    }
+    const topLevel = check(discriminated('type', [Http, Tcp]), { name: 'x', check: {} });
+    assert.deepEqual([check(tagged, { name: 'a', check: { host: 'h' } })?.code], ['VALIDATION_FAILED'], 'keys some kind accepts: the missing tag is the error');
+    assert.deepEqual([topLevel?.code, topLevel?.extra.field], ['INVALID_JSON', 'name'], 'a check spec as the whole body: the key is named at the top');
+  });
+
   it('explains a nullable field by the branch that fits its type', () => {
     const long = check(Body, { name: 'a', city: 'Amsterdam' });
     assert.equal(long?.extra.field, 'city');

@@ -267,6 +267,10 @@ describe('targets: kind rules', () => {
     const manual = (await create(api, { type: 'manual' })).json() as Json;
     expectError(await api('PATCH', `/api/v1/targets/${http.id}`, { check: { type: 'tcp', host: '93.184.216.34', port: 80 }, bogus: 1 }), 422, 'INVALID_JSON', 'bogus');
     expectError(await api('PATCH', `/api/v1/targets/${http.id}`, { check: { type: 'manual', extra: 1 } }), 422, 'INVALID_JSON', 'check.extra');
+    // No kind named: a key no kind accepts is still the unknown key, not the missing `type`.
+    expectError(await api('POST', '/api/v1/targets', { name: 'x', check: { foo: 1 } }), 422, 'INVALID_JSON', 'check.foo');
+    expectError(await api('POST', '/api/v1/targets/test', { name: 'x', check: { type: 'http', url: PUBLIC_URL } }), 422, 'INVALID_JSON', 'name');
+    expectError(await api('POST', '/api/v1/targets', { name: 'x', check: { url: PUBLIC_URL } }), 400, 'VALIDATION_FAILED', 'check.type');
     expectError(await api('PATCH', `/api/v1/targets/${manual.id}`, { interval: 120, bogus: 1 }), 422, 'INVALID_JSON', 'bogus');
     expectError(await api('PATCH', `/api/v1/targets/${manual.id}`, { interval: 120, write_source: 'api' }), 422, 'INVALID_JSON', 'write_source');
     for (const extra of [{ write_source: 'api' }, { id: 'x' }, { bogus: 1 }]) {
