@@ -5,7 +5,7 @@ import { AppError } from '../shared/errors.js';
 import type { Sealer } from '../shared/seal.js';
 import { checkReferences, findReferences, substituteReferences, type ReferencedText } from '../variables/index.js';
 import type { CheckSpecT } from './check-specs.js';
-import { checkKindRules } from './kinds.js';
+import { checkKindRules, trimAddresses } from './kinds.js';
 import { checkNetworkRules, type NetworkCtx } from './network.js';
 import { referencedKeys, referencedTexts, refuseSentinel, sealCredentials } from './redaction.js';
 import type { TargetRow } from './store.js';
@@ -43,6 +43,7 @@ async function judgedCheck(check: CheckSpecT, variables: NetworkCtx['variables']
 
 export async function prepareCheck(check: CheckSpecT, deps: { plan: EffectivePlan; network: NetworkCtx; sealer: Sealer }): Promise<PreparedCheck> {
   refuseSentinel(check);
+  trimAddresses(check);
   // `judged` is `check` itself for every kind but http: a dns check is normalised in place by its rules.
   const judged = await judgedCheck(check, deps.network.variables);
   checkKindRules(judged, { maxFlowSteps: deps.plan.caps.max_flow_steps });

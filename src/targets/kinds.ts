@@ -149,6 +149,19 @@ function checkDns(check: Spec<'dns'>): void {
   if (normalised.expected_records === undefined) delete check.expected_records;
 }
 
+/**
+ * The check's address fields stored as a dns domain is, trimmed: `" example.com "` reached the same
+ * host as `example.com` but was stored and shown as sent. In place, before any rule reads them.
+ */
+export function trimAddresses(check: CheckSpecT): void {
+  switch (check.type) {
+    case 'http': check.url = check.url.trim(); return;
+    case 'tcp': case 'ping': case 'tls_cert': check.host = check.host.trim(); return;
+    case 'flow': check.start_url = check.start_url.trim(); return;
+    default: return undefined;
+  }
+}
+
 /** Throws the first rule the check breaks (a dns check is also normalised in place). */
 export function checkKindRules(check: CheckSpecT, plan: { maxFlowSteps: number | null }): void {
   switch (check.type) {

@@ -102,6 +102,15 @@ describe('targets: kind rules', () => {
     expectError(await create(api, { type: 'tcp', host: '93.184.216.34', port: 0 }), 400, 'VALIDATION_FAILED', 'check.port');
   });
 
+  it('address fields are stored trimmed, as a dns domain is', async () => {
+    const tcp = (await create(api, { type: 'tcp', host: ' 93.184.216.34\t', port: 22 })).json() as Json;
+    assert.equal(tcp.check.host, '93.184.216.34');
+    const http = (await create(api, { type: 'http', url: `  ${PUBLIC_URL}  ` })).json() as Json;
+    assert.equal(http.check.url, PUBLIC_URL);
+    const patched = (await api('PATCH', `/api/v1/targets/${tcp.id}`, { check: { type: 'tcp', host: ' 93.184.216.35 ', port: 22 } })).json() as Json;
+    assert.equal(patched.check.host, '93.184.216.35');
+  });
+
   it('a host no name could be is refused in every host field, a {{variable}} included (hosts take no references)', async () => {
     for (const host of ['{{h}}', 'ex!ample.com', '*.example.com', 'a{b}.com']) {
       expectError(await create(api, { type: 'tcp', host, port: 22 }), 400, 'VALIDATION_FAILED', 'check.host');
