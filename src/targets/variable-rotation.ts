@@ -9,7 +9,7 @@ import { AppError } from '../shared/errors.js';
 import { snapshotVariables, substituteReferences } from '../variables/index.js';
 import type { CheckSpecT } from './check-specs.js';
 import { checkKindRules } from './kinds.js';
-import { checkNetworkRules, type NetworkCtx } from './network.js';
+import { checkNetworkRules, memoizedGuard, type NetworkCtx } from './network.js';
 import { targetsCtx } from './routes.js';
 
 /** The check a variable rotation by `request` runs (`registerVariableRoutes`). */
@@ -26,7 +26,8 @@ export async function checkUrlsFilledBy(tx: Executor, network: Omit<NetworkCtx, 
       WHERE org_id = $1 AND kind = 'http' AND variable_refs @> ARRAY[$2::text] ORDER BY id`, [orgId, key]);
   if (monitors.length === 0) return;
   const snapshot = await snapshotVariables(tx, orgId);
-  const judged: NetworkCtx = { ...network, variables: async () => snapshot };
+  // Each host resolved once: the monitors a variable fills mostly share the host it names.
+  const judged: NetworkCtx = { ...network, guard: memoizedGuard(network.guard), variables: async () => snapshot };
   for (const { id, name, check_spec: check } of monitors) {
     if (check.type !== 'http' || !check.url.includes('{{')) continue;
     const filled = { ...check, url: substituteReferences(check.url, snapshot.plain) };
