@@ -66,7 +66,8 @@ export async function* loadShards(db: Executor, shards: readonly number[], chang
   if (shards.length === 0) return;
   for (let after: string | null = null; ;) {
     const params: unknown[] = [shards];
-    const since = changedSince ? ` AND t.updated_at >= $${params.push(changedSince)}` : '';
+    // A hold or release is no edit, so it moves its own time, not `updated_at` (targets/holds.ts).
+    const since = changedSince ? ` AND (t.updated_at >= $${params.push(changedSince)} OR t.hold_changed_at >= $${params.length})` : '';
     const from: string = after ? ` AND t.id > $${params.push(after)}` : '';
     const [page]: Array<{ rows: MonitorRow[]; last: string | null }> = await db.query(
       `SELECT coalesce(json_agg(page.row), '[]') AS rows, max(page.id::text) AS last FROM (

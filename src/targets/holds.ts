@@ -3,8 +3,9 @@
 // slots and the newest are held: not probed, no alerting (the scheduler, check-now, the ping
 // ingest and manual states all read `held_at`). Each cap is judged on its own; held rows still
 // count against the cap. When the cap covers the pool again they are released, settings untouched
-// (`enabled` is never written). `updated_at` moves so every node's scheduler sees the change at its
-// next poll; a heartbeat released gets a full period + grace, as on a resume. Registered with the
+// (`enabled` is never written, nor `updated_at`: a hold is no edit). `hold_changed_at` moves so every
+// node's scheduler sees the change at its next poll; a heartbeat released gets a full period + grace,
+// as on a resume. Registered with the
 // plans domain (plans/holds.ts), which runs it on plan and override changes, after deletions, at
 // startup and daily.
 import type { Executor } from '../db/db.js';
@@ -48,7 +49,7 @@ export const reconcileMonitorHolds: HoldReconciler = async (tx, accountId, plan,
   if (!moving.length) return { held: 0, released: 0 };
   const now = deps.clock.now();
   const updated = await tx.query<TargetRow>(
-    `UPDATE targets SET held_at = CASE WHEN id = ANY($2::uuid[]) THEN $3::timestamptz END, updated_at = $3
+    `UPDATE targets SET held_at = CASE WHEN id = ANY($2::uuid[]) THEN $3::timestamptz END, hold_changed_at = $3
       WHERE id = ANY($1::uuid[]) RETURNING *`,
     [moving.map((m) => m.id), [...held], now]);
   await writeAuditMany(tx, HOLDS, updated.map((row) => ({

@@ -61,6 +61,10 @@ describe('scheduler: loading monitors', () => {
     assert.equal((await api('PATCH', `/api/v1/targets/${ids[0]}`, { name: 'renamed' })).statusCode, 200);
     assert.equal((await api('PATCH', `/api/v1/targets/${ids[4]}`, { name: 'renamed' })).statusCode, 200);
     assert.deepEqual(await pagesOf(loadShards(t.services.db, ALL_SHARDS, since, 1)), [[ids[0]], [ids[4]]]);
+    // A plan hold moves no updated_at, only its own time: the poll reads both.
+    await t.services.db.query('UPDATE targets SET held_at = now(), hold_changed_at = now() WHERE id = $1', [ids[2]]);
+    assert.deepEqual((await pagesOf(loadShards(t.services.db, ALL_SHARDS, since))).flat(), [ids[0], ids[2], ids[4]]);
+    await t.services.db.query('UPDATE targets SET held_at = NULL WHERE id = $1', [ids[2]]);
   });
 
   it('a full reload drops a deleted monitor but keeps one a poll read while it ran', async () => {

@@ -1,6 +1,7 @@
 // Holds on the monitors pool (service-api.md, "Holds"): a cap below the pool holds the newest
 // monitors (oldest keep their slots), each cap on its own; growing the cap or deleting rows
-// releases them; every move is audited; a held monitor is not run; `enabled` is never written.
+// releases them; every move is audited; a held monitor is not run; `enabled` and `updated_at` are
+// never written.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { reconcileAllHolds, reconcileExpiredOverrides } from '../../src/plans/holds.js';
@@ -51,6 +52,8 @@ describe('monitor holds over HTTP', () => {
     const tenant = await createTenantWithToken(t, { plan: 'team' });
     const api = client(t, tenant.token);
     const ids = await monitors(api, 3);
+    const updatedAt = async () => Promise.all(ids.map(async (id) => ((await api('GET', `/api/v1/targets/${id}`)).json() as { updated_at: string }).updated_at));
+    const edited = await updatedAt();
 
     const shrunk = await override(tenant.accountId, { max_targets: 1 });
     assert.equal(shrunk.statusCode, 200, shrunk.body);
@@ -67,6 +70,7 @@ describe('monitor holds over HTTP', () => {
     assert.deepEqual([lifted.json().held, lifted.json().released], [0, 2]);
     assert.deepEqual(await heldOf(ids), [false, false, false]);
     assert.deepEqual(await audits(ids), ['target.plan_hold', 'target.plan_hold', 'target.plan_release', 'target.plan_release']);
+    assert.deepEqual(await updatedAt(), edited, 'a hold is no edit: updated_at stays');
   });
 
   it('deleting a monitor frees its slot for the oldest held one, single or bulk', async () => {
