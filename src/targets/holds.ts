@@ -5,9 +5,8 @@
 // count against the cap. When the cap covers the pool again they are released, settings untouched
 // (`enabled` is never written, nor `updated_at`: a hold is no edit). `hold_changed_at` moves so every
 // node's scheduler sees the change at its next poll; a heartbeat released gets a full period + grace,
-// as on a resume. Registered with the
-// plans domain (plans/holds.ts), which runs it on plan and override changes, after deletions, at
-// startup and daily.
+// as on a resume. Registered with the plans domain (plans/holds.ts), which runs it on plan and
+// override changes, after deletions, at startup and daily.
 import type { Executor } from '../db/db.js';
 import { heartbeatsAfterUpdate } from '../heartbeat/index.js';
 import { registerHoldReconciler, type HoldCounts, type HoldReconciler } from '../plans/holds.js';
