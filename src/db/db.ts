@@ -53,6 +53,13 @@ const pgTypes = {
     oid === INT8_OID ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text'),
 };
 
+/**
+ * Timestamps (and their arrays) read by `pg`'s own parsers on both stores. PGlite's hand them to
+ * `new Date(text)`, whose legacy parse reads years 0001-0099 as 19xx or 20xx, or not at all.
+ */
+const TIMESTAMP_OIDS = [1114, 1115, 1184, 1185];
+const pgliteParsers = Object.fromEntries(TIMESTAMP_OIDS.map((oid) => [oid, pg.types.getTypeParser(oid, 'text')]));
+
 type PgQuery = pg.QueryConfig & { query_timeout?: number };
 
 const pgQuery = (text: string, values: readonly unknown[] | undefined, deadlineMs: number, options?: QueryOptions): PgQuery => ({
@@ -157,6 +164,7 @@ export async function openPglite(options: PgliteOptions = {}): Promise<Db & { pg
   try {
     pglite = await PGlite.create(options.dataDir, {
       ...(options.loadDataDir && { loadDataDir: options.loadDataDir }),
+      parsers: pgliteParsers,
       startParams: [
         ...PGlite.defaultStartParams,
         // Its pages are in its buffer pool or the OS page cache, so a random read costs what a

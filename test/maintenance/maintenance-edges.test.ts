@@ -46,6 +46,19 @@ describe('maintenance windows at the edges', () => {
     expectError(await api('PATCH', `${BASE}/${w.id}`, { starts_at: '0000-06-01T00:00:00Z' }), 400, 'VALIDATION_FAILED', 'starts_at');
   });
 
+  it('a start in the years 0001-0099 is stored and answered as sent', async () => {
+    for (const startsAt of ['0001-01-01T00:00:00.000Z', '0005-01-01T00:00:00.000Z', '0029-01-01T00:00:00.000Z', '0099-06-01T12:30:00.250Z']) {
+      const res = await schedule({ starts_at: startsAt });
+      assert.equal(res.statusCode, 201, res.body);
+      assert.equal(res.json().starts_at, startsAt);
+      assert.equal((await api('GET', `${BASE}/${res.json().id}`)).json().starts_at, startsAt);
+    }
+    const running = (await schedule({ starts_at: at(-HOUR) })).json() as Json;
+    const patched = await api('PATCH', `${BASE}/${running.id}`, { starts_at: '0029-01-01T00:00:00Z' });
+    assert.equal(patched.statusCode, 200, patched.body);
+    assert.equal(patched.json().starts_at, '0029-01-01T00:00:00.000Z');
+  });
+
   it('a start after the end, or a window wholly in the past, is refused on create and edit', async () => {
     expectError(await schedule({ starts_at: at(3 * HOUR), ends_at: at(2 * HOUR) }), 400, 'VALIDATION_FAILED', 'ends_at');
     expectError(await schedule({ starts_at: at(-3 * HOUR), ends_at: at(-2 * HOUR) }), 400, 'VALIDATION_FAILED', 'ends_at');
