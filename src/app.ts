@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type RequestListener } from 'node:h
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import { answerPing, isPingRequest } from './heartbeat/ping-endpoint.js';
+import { installAllowedMethods, registerOptionsRoute } from './http/allowed-methods.js';
 import { installAuth } from './http/auth.js';
 import { installConventions } from './http/conventions.js';
 import { installErrorHandling, onClientError, onFrameworkError } from './http/error-handler.js';
@@ -94,9 +95,11 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       observe({ id: request.id, method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: reply.elapsedTime });
     });
   }
-  installErrorHandling(app, (event) => services.quotaEvents.push(event));
+  const allowedMethods = installAllowedMethods(app);
+  installErrorHandling(app, (event) => services.quotaEvents.push(event), allowedMethods);
   installConventions(app);
   installAuth(app, services);
+  registerOptionsRoute(app, allowedMethods);
   await installOpenApi(app, VERSION);
 
   registerHealthRoutes(app, services);

@@ -5,6 +5,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AppError, type ErrorCode, type Rejection } from '../shared/errors.js';
 import type { QuotaEvent } from '../plans/quota-events.js';
 import { cacheControlFor } from './conventions.js';
+import { unroutedError, type AllowedMethods } from './allowed-methods.js';
 
 export interface ErrorBody {
   error: { code: ErrorCode; message: string; field?: string; quota?: string; allowed?: string[] };
@@ -119,7 +120,7 @@ function recordRejection(record: RecordRejection, request: FastifyRequest, err: 
   }));
 }
 
-export function installErrorHandling(app: FastifyInstance, record: RecordRejection): void {
+export function installErrorHandling(app: FastifyInstance, record: RecordRejection, allowed: AllowedMethods): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const known = err instanceof AppError ? err : fromFastify(err);
     if (known) {
@@ -129,5 +130,9 @@ export function installErrorHandling(app: FastifyInstance, record: RecordRejecti
     request.log.error({ err }, 'unhandled error');
     return sendError(reply, new AppError(500, 'INTERNAL', 'internal error'));
   });
-  app.setNotFoundHandler((_request, reply) => sendError(reply, new AppError(404, 'NOT_FOUND', 'route not found')));
+  app.setNotFoundHandler((request, reply) => {
+    const { error, allow } = unroutedError(allowed, request.url);
+    if (allow) reply.header('allow', allow);
+    return sendError(reply, error);
+  });
 }

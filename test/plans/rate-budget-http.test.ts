@@ -178,6 +178,38 @@ describe('rate budgets over HTTP', () => {
     assert.deepEqual(events.map((e) => e.quota), ['api_reads_per_minute', 'api_reads_per_minute', 'test_now_per_minute']);
   });
 
+  it('OPTIONS on an API path answers its methods in Allow and draws on the read budget', async () => {
+    const tenant = await createTenantWithToken(t);
+    await limitAccount(tenant.accountId, { api_reads_per_minute: 3 });
+    const options = (url: string, token = tenant.token) => t.inject({ method: 'OPTIONS', url, headers: bearer(token) });
+    const list = await options('/api/v1/targets?limit=5');
+    assert.equal(list.statusCode, 204, list.body);
+    assert.equal(list.headers.allow, 'GET, HEAD, OPTIONS, POST');
+    const one = await options(`/api/v1/targets/${UNKNOWN_ID}`);
+    assert.equal(one.headers.allow, 'DELETE, GET, HEAD, OPTIONS, PATCH');
+    const unknown = await options('/api/v1/no-such-thing');
+    assert.equal(unknown.statusCode, 404, 'a path no route serves is not found, once the token is checked and charged');
+    const past = await options('/api/v1/targets');
+    assert.equal(past.statusCode, 429);
+    assert.ok(Number(past.headers['retry-after']) >= 1);
+    assert.equal((await get(tenant.token)).statusCode, 429, 'OPTIONS spent the read budget');
+    assert.deepEqual((await quotaEvents(tenant.accountId)).map((e) => e.quota), ['api_reads_per_minute', 'api_reads_per_minute']);
+    assert.equal((await t.inject({ method: 'OPTIONS', url: '/api/v1/targets' })).statusCode, 401, 'OPTIONS needs the token as GET does');
+  });
+
+  it('a method an API path does not take is 405 METHOD_NOT_ALLOWED with Allow; elsewhere 404', async () => {
+    const tenant = await createTenantWithToken(t);
+    const put = await t.inject({ method: 'PUT', url: '/api/v1/targets', headers: bearer(tenant.token), payload: {} });
+    assert.equal(put.statusCode, 405, put.body);
+    assert.equal(put.headers.allow, 'GET, HEAD, OPTIONS, POST');
+    assert.equal((put.json() as { error: { code: string } }).error.code, 'METHOD_NOT_ALLOWED');
+    assert.equal((await t.inject({ method: 'PUT', url: '/api/v1/no-such-thing' })).statusCode, 404);
+    // The operator surface stays invisible: no Allow to tell its routes apart from nothing.
+    const operator = await t.inject({ method: 'PATCH', url: '/operator/regions' });
+    assert.equal(operator.statusCode, 404);
+    assert.equal(operator.headers.allow, undefined);
+  });
+
   it('unauthenticated requests are not limited and spend no budget', async () => {
     const tenant = await createTenantWithToken(t);
     await limitAccount(tenant.accountId, { api_reads_per_minute: 3 });
