@@ -92,6 +92,8 @@ function checkHttp(check: Spec<'http'>): void {
   if (!check.verify_tls && hasCredentials && url.protocol === 'https:') {
     throw invalid('check.verify_tls', 'must stay true when basic_auth or bearer_token is sent over https');
   }
+  // RFC 7617: the user-id ends at the first colon, so a server would read another user and password.
+  if (check.basic_auth?.[0].includes(':')) throw invalid('check.basic_auth', 'the user must not hold a colon (RFC 7617: the user ends at the first colon)');
   checkIpVersion(hostOf(url), check.ip_version);
   checkExpectedStatus(check.expected_status);
   checkHeaders(check.headers);

@@ -87,6 +87,11 @@ describe('targets: kind rules', () => {
     assert.equal((await create(api, { type: 'http', url: 'http://93.184.216.34/', verify_tls: false, bearer_token: 't' })).statusCode, 201);
   });
 
+  it('http: a basic_auth user holding a colon is 400 (RFC 7617: the user ends at the first colon); a password may hold one', async () => {
+    expectError(await create(api, { type: 'http', url: PUBLIC_URL, basic_auth: ['a:b', 'p'] }), 400, 'VALIDATION_FAILED', 'check.basic_auth');
+    assert.equal((await create(api, { type: 'http', url: PUBLIC_URL, basic_auth: ['a', 'p:q'] })).statusCode, 201);
+  });
+
   it('ip_version against an IP-literal host of the other family is INVALID_IP_VERSION (http, tcp, tls_cert)', async () => {
     expectError(await create(api, { type: 'http', url: PUBLIC_URL, ip_version: 'ipv6' }), 400, 'INVALID_IP_VERSION', 'check.ip_version');
     expectError(await create(api, { type: 'http', url: 'https://[2606:2800:220:1::1]/', ip_version: 'ipv4' }), 400, 'INVALID_IP_VERSION', 'check.ip_version');
