@@ -28,7 +28,8 @@ const NAME_MAX_LENGTH = 253;
  * Recognises IP literals in every spelling a URL parser accepts (2130706433, 0177.0.0.1, 0x7f.1,
  * 127.1, `127.0.0.1.`), bracketed or bare IPv6, and names (lower case, IDNA ASCII, trailing dot
  * dropped). Returns null when the string is not a valid host (an empty label, a character no
- * resolvable name holds, a label over 63 or a name over 253 characters). IPv6 zone ids are refused: URLs
+ * resolvable name holds, a label over 63 or a name over 253 characters). An IPv4-mapped IPv6 literal
+ * is the IPv4 address it carries. IPv6 zone ids are refused: URLs
  * cannot carry them and a zone only makes sense for link-local targets.
  */
 export function parseHostLiteral(host: string): HostLiteral | null {
@@ -52,19 +53,26 @@ export function parseHostLiteral(host: string): HostLiteral | null {
 
 function parseIPv6Literal(text: string): HostLiteral | null {
   if (text.includes('%') || !ipaddr.IPv6.isValid(text)) return null;
+  let address: string;
   try {
     // The URL serialiser gives the canonical (RFC 5952) form, including for `::a.b.c.d`.
-    const hostname = new URL(`http://[${text}]/`).hostname;
-    return { kind: 'ipv6', address: hostname.slice(1, -1) };
+    address = new URL(`http://[${text}]/`).hostname.slice(1, -1);
   } catch {
     return null;
   }
+  // `::ffff:a.b.c.d` is IPv4 on the wire: read as the address it carries, so an `ip_version` pin
+  // and the result's `address` say what a connection to it is. Parsed from the canonical form:
+  // ipaddr.js reads the IPv4-compatible `::a.b.c.d` (IPv6 traffic) as mapped too.
+  const parsed = ipaddr.IPv6.parse(address);
+  if (parsed.isIPv4MappedAddress()) return { kind: 'ipv4', address: parsed.toIPv4Address().toString() };
+  return { kind: 'ipv6', address };
 }
 
 /**
- * The name of the blocked range `ip` falls in, or null when a monitor may reach it. Embedding
- * forms (IPv4-mapped, IPv4-compatible, IPv4-translated, NAT64, 6to4, Teredo) are judged by the
- * IPv4 address they carry, reported as e.g. `ipv4Mapped/loopback`. Anything that is not an IP
+ * The name of the blocked range `ip` falls in, or null when a monitor may reach it. An IPv4-mapped
+ * address is the IPv4 address it carries (see parseHostLiteral); other embedding forms
+ * (IPv4-compatible, IPv4-translated, NAT64, 6to4, Teredo) are judged by the IPv4 address they
+ * carry, reported as e.g. `rfc6145/loopback`. Anything that is not an IP
  * literal is reported as `invalid` so a caller's mistake fails closed.
  */
 export function blockedRangeOf(ip: string): string | null {
@@ -107,7 +115,6 @@ function embeddedV4(ip: IPv6, range: string): IPv4[] | null {
   const v4 = (hi: number, lo: number): IPv4 => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
   const tail = (): IPv4 => v4(p[6]!, p[7]!);
   switch (range) {
-    case 'ipv4Mapped':
     case 'rfc6145':
       return [tail()];
     case 'rfc6052':

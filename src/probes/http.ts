@@ -19,6 +19,8 @@ import type { PhaseTimings, Probe, ProbeContext, ProbeResult, SecretParts } from
 export const BODY_READ_LIMIT = 1024 * 1024;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const RATE_LIMITED = new Set([429, 503]);
+/** Characters of a `Retry-After` header kept in a result's error (an HTTP date is 29). */
+const RETRY_AFTER_SHOWN = 64;
 const USER_AGENT = `Keepwatch/${VERSION} (uptime check)`;
 
 type ExpectedStatus = NonNullable<HttpCheckT['expected_status']>;
@@ -173,7 +175,8 @@ function judge(spec: HttpCheckT, res: Attempt): Pick<ProbeResult, 'status' | 'er
   const expected = spec.expected_status ?? DEFAULT_EXPECTED_STATUS;
   if (!statusAccepted(expected, res.statusCode)) {
     if (RATE_LIMITED.has(res.statusCode)) {
-      const retryAfter = res.response.headers['retry-after'];
+      // A seconds count or an HTTP date; a peer's longer header is not copied whole into the history.
+      const retryAfter = res.response.headers['retry-after']?.slice(0, RETRY_AFTER_SHOWN);
       return { status: 'degraded', error: `rate-limited ${res.statusCode}${retryAfter ? ` (${retryAfter})` : ''}` };
     }
     return { status: 'down', error: `unexpected status ${res.statusCode}` };
@@ -201,7 +204,7 @@ export const httpProbe: Probe<HttpCheckT> = async (spec, ctx) => {
   return withDeadline(spec.timeout, ctx.signal, async (deadline) => {
     for (;;) {
       const res = await attempt(url, method, hopHeaders(headers, url, checkOrigin, ctx.secretParts), body, spec, readBody, ctx, deadline);
-      const fields = { status_code: res.statusCode, final_url: url.href, redirects, address: res.address };
+      const fields = { status_code: res.statusCode, final_url: shownUrl(url), redirects, address: res.address };
       if (spec.follow_redirects && REDIRECTS.has(res.statusCode) && !statusAcceptedExplicitly(spec, res.statusCode)) {
         if (redirects >= spec.max_redirects) {
           return { status: 'down', duration_ms: elapsed(), error: `too many redirects (more than ${spec.max_redirects})`, timings: res.timings, fields };
@@ -220,8 +223,20 @@ export const httpProbe: Probe<HttpCheckT> = async (spec, ctx) => {
       const { status, error } = judge(spec, res);
       return { status, duration_ms: elapsed(), error, timings: res.timings, fields };
     }
-  }, (err) => ({ status: 'down', duration_ms: elapsed(), error: describeError(err), fields: { final_url: url.href, redirects } }));
+  }, (err) => ({ status: 'down', duration_ms: elapsed(), error: describeError(err), fields: { final_url: shownUrl(url), redirects } }));
 };
+
+/**
+ * A hop's URL as the history keeps it: without the `user:password@` a redirect's Location may
+ * carry (never sent; refused in a check's own URL for the same reason).
+ */
+function shownUrl(url: URL): string {
+  if (url.username === '' && url.password === '') return url.href;
+  const shown = new URL(url.href);
+  shown.username = '';
+  shown.password = '';
+  return shown.href;
+}
 
 /** A redirect the customer's `expected_status` names outright is the answer, not a hop. */
 function statusAcceptedExplicitly(spec: HttpCheckT, code: number): boolean {

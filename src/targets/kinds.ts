@@ -3,6 +3,7 @@
 // flow steps. Network reachability (SSRF, deny-lists) is network.ts; DNS forms come later.
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { isIPv4, isIPv6 } from 'node:net';
+import { parseHostLiteral } from '../net/address-policy.js';
 import { AppError } from '../shared/errors.js';
 import type { CheckSpecT } from './check-specs.js';
 import { FLOW_STEPS_MAX } from './constants.js';
@@ -38,6 +39,7 @@ export function parseHttpUrl(url: string, field: string): URL {
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw invalid(field, 'scheme must be http or https');
   if (parsed.hostname === '' || writtenAuthority(url) === '') throw invalid(field, 'has no host (write scheme://host/...)');
+  if (parsed.port === '0') throw invalid(field, 'port must be 1..65535');
   // A URL is stored and shown as written, and the probe sends no credential from it.
   if (parsed.password !== '') throw invalid(field, 'holds a password (user:password@host), which would be stored and shown in clear and never sent; use basic_auth, which is sealed and redacted');
   return parsed;
@@ -53,7 +55,8 @@ export const isPathOnly = (url: string): boolean => /^\/(?![/\\])/.test(url);
 export const hostOf = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, '$1');
 
 function checkIpVersion(host: string, ipVersion: string): void {
-  const clash = (ipVersion === 'ipv4' && isIPv6(host)) || (ipVersion === 'ipv6' && isIPv4(host));
+  const family = parseHostLiteral(host)?.kind;
+  const clash = (ipVersion === 'ipv4' && family === 'ipv6') || (ipVersion === 'ipv6' && family === 'ipv4');
   if (clash) {
     throw new AppError(400, 'INVALID_IP_VERSION', `check.ip_version: ${ipVersion} cannot reach the address ${host}`, { field: 'check.ip_version' });
   }
@@ -78,11 +81,15 @@ function checkHeaders(headers: Spec<'http'>['headers']): void {
     } catch {
       throw invalid(field, 'the name must be an HTTP token (letters, digits and !#$%&\'*+-.^_`|~; no space or colon)');
     }
-    try {
-      validateHeaderValue(name, value);
-    } catch {
-      throw invalid(field, 'the value must not hold CR, LF, NUL or other control characters, nor characters beyond U+00FF');
-    }
+    checkHeaderValue(name, value, field);
+  }
+}
+
+function checkHeaderValue(name: string, value: string, field: string): void {
+  try {
+    validateHeaderValue(name, value);
+  } catch {
+    throw invalid(field, 'the value must not hold CR, LF, NUL or other control characters, nor characters beyond U+00FF');
   }
 }
 
@@ -92,6 +99,7 @@ function checkHttp(check: Spec<'http'>): void {
   if (!check.verify_tls && hasCredentials && url.protocol === 'https:') {
     throw invalid('check.verify_tls', 'must stay true when basic_auth or bearer_token is sent over https');
   }
+  if (check.bearer_token != null) checkHeaderValue('authorization', `Bearer ${check.bearer_token}`, 'check.bearer_token');
   // RFC 7617: the user-id ends at the first colon, so a server would read another user and password.
   if (check.basic_auth?.[0].includes(':')) throw invalid('check.basic_auth', 'the user must not hold a colon (RFC 7617: the user ends at the first colon)');
   checkIpVersion(hostOf(url), check.ip_version);

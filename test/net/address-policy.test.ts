@@ -25,9 +25,9 @@ const ADDRESSES: [string, string | null][] = [
   ['ff02::1', 'multicast'], ['fec0::1', 'deprecatedSiteLocal'], ['100::1', 'discard'],
   ['2001:db8::1', 'reserved'], ['3fff::1', 'reserved'], ['2001:2::1', 'benchmarking'],
   ['2001:20::1', 'orchid2'], ['64:ff9b:1::8.8.8.8', 'rfc6052'],
-  // IPv4-mapped, judged by the embedded IPv4
-  ['::ffff:127.0.0.1', 'ipv4Mapped/loopback'], ['::ffff:7f00:1', 'ipv4Mapped/loopback'],
-  ['::ffff:10.1.2.3', 'ipv4Mapped/private'], ['::ffff:169.254.169.254', 'ipv4Mapped/linkLocal'],
+  // IPv4-mapped: the IPv4 address it carries
+  ['::ffff:127.0.0.1', 'loopback'], ['::ffff:7f00:1', 'loopback'],
+  ['::ffff:10.1.2.3', 'private'], ['::ffff:169.254.169.254', 'linkLocal'],
   ['::ffff:8.8.8.8', null], ['[::ffff:8.8.8.8]', null],
   // IPv4-compatible (deprecated) and IPv4-translated
   ['::127.0.0.1', 'ipv4Compatible/loopback'], ['::10.0.0.1', 'ipv4Compatible/private'],
@@ -74,7 +74,10 @@ const HOSTS: [string, ReturnType<typeof parseHostLiteral>][] = [
   ['[::1]', { kind: 'ipv6', address: '::1' }],
   ['::1', { kind: 'ipv6', address: '::1' }],
   ['[0:0:0:0:0:0:0:1]', { kind: 'ipv6', address: '::1' }],
-  ['[::ffff:127.0.0.1]', { kind: 'ipv6', address: '::ffff:7f00:1' }],
+  // IPv4-mapped: IPv4 on the wire, so read as the address it carries.
+  ['[::ffff:127.0.0.1]', { kind: 'ipv4', address: '127.0.0.1' }],
+  ['::ffff:7f00:1', { kind: 'ipv4', address: '127.0.0.1' }],
+  ['[::127.0.0.1]', { kind: 'ipv6', address: '::7f00:1' }], // IPv4-compatible (deprecated) is IPv6 traffic
   ['[2001:DB8::1]', { kind: 'ipv6', address: '2001:db8::1' }],
   ['localhost', { kind: 'name', name: 'localhost' }],
   ['localhost.', { kind: 'name', name: 'localhost' }],

@@ -61,6 +61,9 @@ describe('http probe', () => {
     routes.set('/error', reply(500, 'boom'));
     routes.set('/created', reply(201));
     routes.set('/limited', reply(429, '', { 'retry-after': '120' }));
+    routes.set('/limited-long', reply(429, '', { 'retry-after': 'x'.repeat(5000) }));
+    routes.set('/to-userinfo', reply(302, '', { location: `http://user:pw@127.0.0.1:${port}/echo-auth` }));
+    routes.set('/echo-auth', (req, res) => { res.writeHead(200); res.end(String(req.headers.authorization ?? 'none')); });
     routes.set('/unavailable', reply(503));
     routes.set('/moved', reply(302, '', { location: '/hop' }));
     routes.set('/hop', reply(301, '', { location: `${base}/ok` }));
@@ -113,6 +116,8 @@ describe('http probe', () => {
     assert.deepEqual([limited.status, limited.error], ['degraded', 'rate-limited 429 (120)']);
     const unavailable = await httpProbe(check({ url: `${base}/unavailable` }), ctxOf());
     assert.deepEqual([unavailable.status, unavailable.error], ['degraded', 'rate-limited 503']);
+    const long = await httpProbe(check({ url: `${base}/limited-long` }), ctxOf());
+    assert.equal(long.error, `rate-limited 429 (${'x'.repeat(64)})`, 'a long Retry-After is cut to 64 characters');
     const accepted = await httpProbe(check({ url: `${base}/limited`, expected_status: { kind: 'one_of', value: [200, 429] } }), ctxOf());
     assert.deepEqual([accepted.status, accepted.error], ['up', null]);
     // The default (200..399) never holds them, so any range that does is the customer's own choice.
@@ -124,6 +129,12 @@ describe('http probe', () => {
     const r = await httpProbe(check({ url: `${base}/moved` }), ctxOf());
     assert.equal(r.status, 'up', String(r.error));
     assert.deepEqual(r.fields, { status_code: 200, final_url: `${base}/ok`, redirects: 2, address: '127.0.0.1' });
+  });
+
+  it('a Location with user:password@ is followed without sending them, and final_url does not keep them', async () => {
+    const r = await httpProbe(check({ url: `${base}/to-userinfo`, expected_body_contains: 'none' }), ctxOf());
+    assert.equal(r.status, 'up', String(r.error));
+    assert.equal(r.fields?.final_url, `${base}/echo-auth`);
   });
 
   it('follow_redirects false judges the redirect itself (302 is within 200-399)', async () => {

@@ -87,6 +87,12 @@ describe('targets: kind rules', () => {
     assert.equal((await create(api, { type: 'http', url: 'http://93.184.216.34/', verify_tls: false, bearer_token: 't' })).statusCode, 201);
   });
 
+  it('http: a URL with port 0 is 400 naming check.url; a bearer_token that cannot be a header value is 400 naming it', async () => {
+    expectError(await create(api, { type: 'http', url: 'https://93.184.216.34:0/' }), 400, 'VALIDATION_FAILED', 'check.url');
+    expectError(await create(api, { type: 'http', url: PUBLIC_URL, bearer_token: 'tok\n123' }), 400, 'VALIDATION_FAILED', 'check.bearer_token');
+    assert.equal((await create(api, { type: 'http', url: PUBLIC_URL, bearer_token: 'tok 123' })).statusCode, 201);
+  });
+
   it('http: a basic_auth user holding a colon is 400 (RFC 7617: the user ends at the first colon); a password may hold one', async () => {
     expectError(await create(api, { type: 'http', url: PUBLIC_URL, basic_auth: ['a:b', 'p'] }), 400, 'VALIDATION_FAILED', 'check.basic_auth');
     assert.equal((await create(api, { type: 'http', url: PUBLIC_URL, basic_auth: ['a', 'p:q'] })).statusCode, 201);
@@ -95,6 +101,9 @@ describe('targets: kind rules', () => {
   it('ip_version against an IP-literal host of the other family is INVALID_IP_VERSION (http, tcp, tls_cert)', async () => {
     expectError(await create(api, { type: 'http', url: PUBLIC_URL, ip_version: 'ipv6' }), 400, 'INVALID_IP_VERSION', 'check.ip_version');
     expectError(await create(api, { type: 'http', url: 'https://[2606:2800:220:1::1]/', ip_version: 'ipv4' }), 400, 'INVALID_IP_VERSION', 'check.ip_version');
+    // An IPv4-mapped literal is IPv4 traffic: pinned to ipv6 it clashes, to ipv4 it does not.
+    expectError(await create(api, { type: 'http', url: 'https://[::ffff:93.184.216.34]/', ip_version: 'ipv6' }), 400, 'INVALID_IP_VERSION', 'check.ip_version');
+    assert.equal((await create(api, { type: 'http', url: 'https://[::ffff:93.184.216.34]/', ip_version: 'ipv4' })).statusCode, 201);
     expectError(await create(api, { type: 'tcp', host: '93.184.216.34', port: 22, ip_version: 'ipv6' }), 400, 'INVALID_IP_VERSION', 'check.ip_version');
     expectError(await create(api, { type: 'tls_cert', host: '2606:2800:220:1::1', ip_version: 'ipv4' }), 400, 'INVALID_IP_VERSION', 'check.ip_version');
     assert.equal((await create(api, { type: 'http', url: PUBLIC_URL, ip_version: 'ipv4' })).statusCode, 201);
