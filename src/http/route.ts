@@ -96,7 +96,9 @@ export function addRoute<B extends TSchema = TSchema, Q extends TSchema = TSchem
     url: spec.url,
     bodyLimit: spec.bodyLimit,
     ...(spec.exposeHeadRoute === false && { exposeHeadRoute: false }),
-    ...(spec.beforeValidation && { preValidation: keyRulesFirst(spec.beforeValidation, spec.body) }),
+    ...((spec.params || spec.beforeValidation) && {
+      preValidation: [...(spec.params ? [canonicalIds] : []), ...(spec.beforeValidation ? [keyRulesFirst(spec.beforeValidation, spec.body)] : [])],
+    }),
     ...(spec.onArrival && { onRequest: spec.onArrival }),
     // fast-json-stringify picks a oneOf branch by running a validator per value: for a list of
     // 1,000 monitors that is most of the request. Such answers come from one mapper per resource
@@ -118,6 +120,16 @@ export function addRoute<B extends TSchema = TSchema, Q extends TSchema = TSchem
     },
     handler: (spec.location === undefined ? spec.handler : answerCreated(spec.location, spec.handler)) as unknown as (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
   });
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A UUID in a path is read in any case and answered as stored, lower case (an echoed id is spelled one way). */
+async function canonicalIds(request: FastifyRequest): Promise<void> {
+  const params = request.params as Record<string, unknown>;
+  for (const [key, value] of Object.entries(params)) {
+    if (typeof value === 'string' && UUID.test(value)) params[key] = value.toLowerCase();
+  }
 }
 
 /**

@@ -111,7 +111,9 @@ export function latencyStats(agg: Aggregate): LatencyStatsT {
 }
 
 function series(buckets: Buckets, plan: Plan) {
-  const points = [];
+  const points: Array<{ at: string } & LatencyStatsT> = [];
+  // An empty range holds no bucket, even where its instant falls inside one.
+  if (plan.to <= plan.from) return points;
   for (let at = Math.floor(plan.from / plan.bucketMs) * plan.bucketMs; at < plan.to; at += plan.bucketMs) {
     points.push({ at: new Date(at).toISOString(), ...latencyStats(buckets.byStart.get(at) ?? emptyAggregate()) });
   }
@@ -136,9 +138,10 @@ async function prepare(ctx: StatsCtx, targetId: string, query: StatsQueryT, with
 export async function getUptime(ctx: StatsCtx, targetId: string, query: StatsQueryT) {
   const { plan, byRegion, head, clip, declared } = await prepare(ctx, targetId, query, true);
   if (declared.length) {
-    // Declared downtime counts once in every region's time (once alone when none reported): exactly
-    // on a raw read, whose stretches left it out; shared evenly within a rollup's bucket otherwise.
-    if (!byRegion.size) byRegion.set(NO_PROBE_REGION, new Buckets(plan.bucketMs));
+    // Declared downtime counts once in every region's time (once alone when none reported and no
+    // region was asked for: a region that reported nothing stays unprobed, null): exactly on a raw
+    // read, whose stretches left it out; shared evenly within a rollup's bucket otherwise.
+    if (!byRegion.size && query.region === undefined) byRegion.set(NO_PROBE_REGION, new Buckets(plan.bucketMs));
     for (const buckets of byRegion.values()) {
       if (plan.resolution === 'raw') for (const span of declared) buckets.addTime('down', span.from, span.to);
       else chargeDowntime(buckets, declared, clip);

@@ -102,6 +102,10 @@ describe('uptime and latency', () => {
     assert.deepEqual([report.series[1].count, report.series[1].p50_ms, report.series[1].phases.connect_ms], [0, null, null]);
     assert.deepEqual([report.series[5].count, report.series[5].p50_ms], [1, 300]);
 
+    // An empty range has no bucket, though its instant falls inside one.
+    const empty = await get(`/api/v1/targets/${id}/latency`, { from: iso(t0 + 30_000), to: iso(t0 + 30_000) });
+    assert.deepEqual([empty.series, empty.summary.count], [[], 0]);
+
     const hourly = await get(`/api/v1/targets/${id}/latency`, { from: iso(t0 - 3 * DAY), to: iso(t0 + HOUR) });
     assert.equal(hourly.resolution, 'hour');
     assert.equal(hourly.bucket_secs, 3600);
@@ -191,6 +195,14 @@ describe('uptime and latency', () => {
     }
   });
 
+  it('reads an id in the path in any case and echoes it as stored, lower case', async () => {
+    const id = await monitor();
+    for (const path of ['uptime', 'latency', 'latency/by-region']) {
+      assert.equal((await get(`/api/v1/targets/${id.toUpperCase()}/${path}`, {})).target_id, id, path);
+    }
+    assert.equal((await api('GET', `/api/v1/targets/${id.toUpperCase()}`)).json().id, id);
+  });
+
   it('counts a declared incident with counts_as_downtime as down time, in every resolution', async () => {
     const id = await monitor();
     const quiet = await monitor();
@@ -225,6 +237,13 @@ describe('uptime and latency', () => {
     // A monitor with no result in the range is down for the declared span, and nothing else.
     const none = await get(`/api/v1/targets/${quiet}/uptime`, { from: iso(t0), to: iso(now) });
     assert.deepEqual([none.down_secs, none.up_secs, none.uptime_pct], [spanMs / 1000, 0, 0]);
+    // Asked for a region that reported nothing, it is unprobed there: null, not 0 from the declared span.
+    for (const region of ['local', 'nowhere']) {
+      const filtered = await get(`/api/v1/targets/${quiet}/uptime`, { from: iso(t0), to: iso(now), region });
+      assert.deepEqual([filtered.uptime_pct, filtered.down_secs, filtered.up_secs], [null, 0, 0], region);
+    }
+    const reported = await get(`/api/v1/targets/${id}/uptime`, { from: iso(t0), to: iso(now), region: 'local' });
+    assert.equal(reported.down_secs, spanMs / 1000, 'a region that reported still carries the declared span');
   });
 
   it('a raw read charges declared downtime exactly, inside a stretch and beside the down time of the checks', async () => {
