@@ -39,6 +39,9 @@ const records: ZoneRecord[] = [
   { type: 'CAA', name: 'example.com', data: { flags: 128, tag: 'iodef', value: 'mailto:security@example.com' } },
   { type: 'SRV', name: '_sip._tcp.example.com', data: { priority: 10, weight: 60, port: 5060, target: 'sip.example.com' } },
   { type: 'TXT', name: 'empty.example.com', data: 'only text here' },
+  // Text that is itself quoted, and one record that looks like two zone-file strings.
+  { type: 'TXT', name: 'quoted.example.com', data: '"quoted"' },
+  { type: 'TXT', name: 'quoted.example.com', data: '"a" "b"' },
   { type: 'A', name: 'decoy.example.com', data: '192.0.2.53' },
   { type: 'A', name: 'lossy.example.com', data: '192.0.2.54' },
   { type: 'A', name: 'stray.example.com', data: '192.0.2.7' },
@@ -351,6 +354,10 @@ describe('dns probe: expected_records', () => {
   it('TXT compares exactly, zone-file quoted strings accepted', async () => {
     assertUp(await expectRecords('example.com', 'TXT', ['v=spf1 include:_spf.example.net ~all', 'hello']));
     assertUp(await expectRecords('example.com', 'TXT', ['"v=spf1 include:_spf.example.net" " ~all"', '"hello"']));
+    // Text that is itself quoted matches the value as answers show it, and its zone-file escape too.
+    assert.deepEqual(answersOf(await probe({ domain: 'quoted.example.com', record_type: 'TXT' })), ['"a" "b"', '"quoted"']);
+    assertUp(await expectRecords('quoted.example.com', 'TXT', ['"quoted"', '"a" "b"']));
+    assertUp(await expectRecords('quoted.example.com', 'TXT', ['"\\"quoted\\""', '"a" "b"']));
     const r = await expectRecords('example.com', 'TXT', ['v=spf1 include:_spf.example.net ~all', 'HELLO']);
     assertDown(r, /missing: HELLO; unexpected: hello/);
   });
