@@ -42,7 +42,7 @@ export async function checkConfigUrls(config: ChannelConfigT, guard: NetworkGuar
     const value = (config as Config)[field];
     if (typeof value !== 'string') continue;
     const at = `config.${field}`;
-    await guard.checkHost(hostOf(parseHttpUrl(value, at)), at);
+    await guard.checkHost(hostOf(parseHttpUrl(value, at, 'a channel URL carries no credential (an ntfy server takes `token`)')), at);
   }
 }
 

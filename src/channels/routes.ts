@@ -73,7 +73,7 @@ export function registerChannelRoutes(app: FastifyInstance, services: Services):
     },
   });
 
-  const TEST_TEXT = 'A synthetic alert (`"test": true` in a webhook body, `[Test]` before a chat headline) through the same delivery path as real ones; answers 200 with `delivered` and the `error` when the receiver did not take it. Nothing is stored. Counted against `test_now_per_minute`. Email goes only to an address the org has confirmed (an email channel whose mailed link was followed); to any other, nothing is sent and the answer is `delivered: false` saying so.';
+  const TEST_TEXT = 'A synthetic alert (`"test": true` in a webhook body, `[Test]` before a chat headline) through the same delivery path as real ones; answers 200 with `delivered` and the `error` when the receiver did not take it. Nothing is stored. Counted against `test_now_per_minute`. Email goes only where alerts would: a saved email channel once its own mailed link was followed (confirmation is per channel, as its alerts need), an unsaved config to an address some confirmed email channel of the org holds (ignoring case); otherwise nothing is sent and the answer is `delivered: false` saying so.';
 
   addRoute(app, {
     method: 'POST', url: `${BASE}/test`, auth: 'user', scope: 'channels:execute', tags: TAGS, errors: [403],

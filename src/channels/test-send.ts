@@ -29,8 +29,7 @@ async function sendTest(deliverer: Deliverer, config: ChannelConfigT): Promise<T
   }
 }
 
-const notConfirmed = (to: string, how: string): TestSendResult =>
-  ({ delivered: false, error: `not sent: ${to} has not confirmed it takes this org's alerts; ${how}` });
+const notConfirmed = (to: string, how: string): TestSendResult => ({ delivered: false, error: `not sent: ${to} ${how}` });
 
 /** An unsaved config, held to the rules a create applies (sentinel, SSRF, the SMS plan gate). */
 export async function testUnsavedConfig(ctx: ChannelsCtx & { deliverer: Deliverer }, config: ChannelConfigT): Promise<TestSendResult> {
@@ -38,7 +37,7 @@ export async function testUnsavedConfig(ctx: ChannelsCtx & { deliverer: Delivere
   checkSmsAllowed(config, ctx.plan);
   await checkConfigUrls(config, ctx.guard);
   if (config.type === 'email' && !(await isConfirmedAddress(ctx.db, ctx.org.id, config.to))) {
-    return notConfirmed(config.to, 'save the channel and follow the link mailed to the address');
+    return notConfirmed(config.to, 'is confirmed by no email channel of this org; save the channel and follow the link mailed to the address');
   }
   return sendTest(ctx.deliverer, config);
 }
@@ -47,7 +46,7 @@ export async function testSavedChannel(ctx: ChannelsCtx & { deliverer: Deliverer
   const row = await getChannelRowInOrg(ctx, id);
   const config = openConfig(row.config, ctx.sealer);
   if (!config) return { delivered: false, error: 'a channel secret was sealed under a key that is no longer configured' };
-  if (config.type === 'email' && row.verified_at === null) return notConfirmed(config.to, 'follow the link mailed to it (resend-verification mails a fresh one)');
+  if (config.type === 'email' && row.verified_at === null) return notConfirmed(config.to, 'is not confirmed for this channel yet, which sends no alert until then: follow the link mailed to it (resend-verification mails a fresh one)');
   return sendTest(ctx.deliverer, config);
 }
 

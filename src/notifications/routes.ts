@@ -20,8 +20,12 @@ export function registerNotificationRoutes(app: FastifyInstance, services: Servi
       if (!incident) throw new AppError(404, 'NOT_FOUND', 'no such incident');
       const [rows, [count]] = await Promise.all([
         services.db.query<{ id: string; channel_id: string | null; event: 'opened'; status: 'pending'; attempts: number; last_error: string | null; next_attempt_at: Date; created_at: Date; delivered_at: Date | null }>(
-          `SELECT id, channel_id, event, status, attempts, last_error, next_attempt_at, created_at, delivered_at FROM notifications
-            WHERE incident_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3`, [id, limit, offset]),
+          // One held behind an earlier one of its channel still retrying goes no sooner than that one's next attempt (worker.ts claims in order).
+          `SELECT id, channel_id, event, status, attempts, last_error, created_at, delivered_at,
+                  GREATEST(next_attempt_at, (SELECT max(e.next_attempt_at) FROM notifications e
+                                              WHERE e.incident_id = n.incident_id AND e.channel_id = n.channel_id AND e.status = 'pending'
+                                                AND (e.created_at, e.id) < (n.created_at, n.id))) AS next_attempt_at
+             FROM notifications n WHERE incident_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3`, [id, limit, offset]),
         services.db.query<{ total: number }>('SELECT count(*)::int AS total FROM notifications WHERE incident_id = $1', [id]),
       ]);
       return {

@@ -12,7 +12,7 @@ export const Notification = Type.Object({
   }),
   attempts: Type.Integer({ minimum: 0 }),
   last_error: nullable(Type.String()),
-  next_attempt_at: nullable(Type.String({ format: 'date-time', description: 'When a pending notification is tried next.' })),
+  next_attempt_at: nullable(Type.String({ format: 'date-time', description: 'When a pending notification is tried next, at the earliest. Notifications of one incident and channel go in order, so one held behind an earlier one still retrying shows that one\'s next attempt (it goes once that one is delivered or dead).' })),
   created_at: Type.String({ format: 'date-time' }),
   delivered_at: nullable(Type.String({ format: 'date-time' })),
 }, { additionalProperties: false });

@@ -28,9 +28,10 @@ function writtenAuthority(url: string): string {
 
 /**
  * Parses an http(s) URL as written; a monitor's `{{key}}` references are filled in before (see
- * checks.ts `judgedCheck`). Throws 400 naming `field` for another scheme, a missing host or a password.
+ * checks.ts `judgedCheck`). Throws 400 naming `field` for another scheme, a missing host or a password
+ * (`instead` says where a credential goes, for a monitor `basic_auth`).
  */
-export function parseHttpUrl(url: string, field: string): URL {
+export function parseHttpUrl(url: string, field: string, instead = 'use basic_auth, which is sealed and redacted'): URL {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -41,7 +42,7 @@ export function parseHttpUrl(url: string, field: string): URL {
   if (parsed.hostname === '' || writtenAuthority(url) === '') throw invalid(field, 'has no host (write scheme://host/...)');
   if (parsed.port === '0') throw invalid(field, 'port must be 1..65535');
   // A URL is stored and shown as written, and the probe sends no credential from it.
-  if (parsed.password !== '') throw invalid(field, 'holds a password (user:password@host), which would be stored and shown in clear and never sent; use basic_auth, which is sealed and redacted');
+  if (parsed.password !== '') throw invalid(field, `holds a password (user:password@host), which would be stored and shown in clear and never sent; ${instead}`);
   return parsed;
 }
 

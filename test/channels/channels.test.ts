@@ -91,6 +91,13 @@ describe('notification channels', () => {
     expectError(await create({ name: 'x', config: { type: 'pagerduty', routing_key: PD_KEY, events_url: 'http://169.254.169.254/' } }), 400, 'VALIDATION_FAILED', 'config.events_url');
   });
 
+  it('a URL holding a password is refused, pointing at no field channels lack', async () => {
+    const res = await create({ name: 'x', config: { type: 'webhook', url: 'https://u:p@93.184.216.34/x' } });
+    expectError(res, 400, 'VALIDATION_FAILED', 'config.url');
+    assert.match(res.json().error.message, /carries no credential/);
+    assert.doesNotMatch(res.json().error.message, /basic_auth/);
+  });
+
   it('PATCH: only sent fields change; without config the stored secret stays; *** is REDACTION_SENTINEL; write_source restamped', async () => {
     const channel = (await create({ name: 'p', config: WEBHOOK })).json() as Json;
     const sealed = await storedConfig(channel.id);

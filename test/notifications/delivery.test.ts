@@ -289,6 +289,11 @@ describe('notification delivery', () => {
     t.clock.advance(2 * S);
     await worker.tick();
     assert.deepEqual(take().map((r) => [r.path, r.body.event]), [['/fail', 'opened']], 'the recovery is not tried while the opening retries');
+    const [incident] = (await api('GET', `/api/v1/incidents?target_id=${id}`)).json().incidents as Array<{ id: string }>;
+    const listed = (await api('GET', `/api/v1/incidents/${incident!.id}/notifications`)).json().notifications as Array<{ event: string; status: string; next_attempt_at: string }>;
+    const [opened, recovered] = [listed.find((n) => n.event === 'opened')!, listed.find((n) => n.event === 'recovered')!];
+    assert.deepEqual([opened.status, recovered.status], ['pending', 'pending']);
+    assert.equal(recovered.next_attempt_at, opened.next_attempt_at, 'the recovery held behind it goes no sooner (it showed its own past time)');
     assert.equal((await api('PATCH', `/api/v1/notification-channels/${flaky}`, { config: { type: 'webhook', url: `${base}/in-order` } })).statusCode, 200);
     for (let i = 0; i < 3; i++) {
       t.clock.advance(5 * S);

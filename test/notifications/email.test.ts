@@ -149,7 +149,7 @@ describe('email channels', () => {
     const test = async (path: string, body?: object) => (await api('POST', `/api/v1/notification-channels${path}`, body)).json() as { delivered: boolean; error: string | null };
     const stranger = await test('/test', { config: { type: 'email', to: 'stranger@example.com' } });
     assert.equal(stranger.delivered, false);
-    assert.match(stranger.error!, /^not sent: stranger@example\.com has not confirmed it takes this org's alerts/);
+    assert.match(stranger.error!, /^not sent: stranger@example\.com is confirmed by no email channel of this org/);
     const channel = (await api('POST', '/api/v1/notification-channels', { name: 'tested', config: { type: 'email', to: 'tested@example.com' } })).json();
     const verification = await mailTo('tested@example.com');
     const saved = await test(`/${channel.id}/test`);
@@ -163,6 +163,16 @@ describe('email channels', () => {
     assert.match((await mailTo('tested@example.com')).raw, /Test alert from Keepwatch/);
     assert.deepEqual(await test('/test', { config: { type: 'email', to: 'TESTED@example.com' } }), { delivered: true, error: null }, 'a confirmed address, any case');
     await mailTo('TESTED@example.com');
+    // Confirmation is per channel, as its alerts need: a second channel to the confirmed address
+    // sends nothing until its own link is followed, and says so of the channel, not the address.
+    const second = (await api('POST', '/api/v1/notification-channels', { name: 'tested again', config: { type: 'email', to: 'tested@example.com' } })).json();
+    const secondLink = linkIn(await mailTo('tested@example.com'));
+    const unconfirmed = await test(`/${second.id}/test`);
+    assert.equal(unconfirmed.delivered, false);
+    assert.match(unconfirmed.error!, /^not sent: tested@example\.com is not confirmed for this channel yet/);
+    assert.equal((await submitForm(secondLink)).statusCode, 200);
+    assert.deepEqual(await test(`/${second.id}/test`), { delivered: true, error: null });
+    await mailTo('tested@example.com');
     // Another org has not confirmed it.
     const other = await createTenantWithToken(t, { plan: 'team' });
     const elsewhere = (await client(t, other.token)('POST', '/api/v1/notification-channels/test', { config: { type: 'email', to: 'tested@example.com' } })).json();
