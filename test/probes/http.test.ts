@@ -237,6 +237,16 @@ describe('http probe', () => {
     assert.ok(hits.some((h) => h.url === '/to-private' && h.headers.host === `first-hop.example:${port}`), 'the first hop went out with its own Host');
   });
 
+  it('an IPv4-mapped literal connects over IPv4, as its address says, and may be pinned to ipv4', async () => {
+    for (const ip_version of ['any', 'ipv4'] as const) {
+      const r = await httpProbe(check({ url: `http://[::ffff:127.0.0.1]:${port}/ok`, ip_version }), ctxOf());
+      assert.equal(r.status, 'up', `${ip_version}: ${r.error}`);
+      assert.equal(r.fields?.address, '127.0.0.1');
+    }
+    const v6 = await httpProbe(check({ url: `http://[::ffff:127.0.0.1]:${port}/ok`, ip_version: 'ipv6' }), ctxOf());
+    assert.equal(v6.status, 'down', 'no IPv6 address to reach');
+  });
+
   it('a name is connected to the pinned address with its own Host header; ip_version filters families', async () => {
     const resolver = async (): Promise<ResolvedAddress[]> => [{ address: '127.0.0.1', family: 4 }];
     const guard = new NetworkGuard({ allowPrivate: true, resolver });
