@@ -4,6 +4,7 @@ import { Type, type Static, type TArray, type TSchema } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { Scope } from '../identity/scopes.js';
 import { AppError, ERROR_CODES } from '../shared/errors.js';
+import { isUuid } from '../shared/ids.js';
 import { MUTATIONS } from './conventions.js';
 import { unknownKeyError } from './validation.js';
 import type { RouteAuth } from './route-config.js';
@@ -122,13 +123,11 @@ export function addRoute<B extends TSchema = TSchema, Q extends TSchema = TSchem
   });
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** A UUID in a path is read in any case and answered as stored, lower case (an echoed id is spelled one way). */
 async function canonicalIds(request: FastifyRequest): Promise<void> {
   const params = request.params as Record<string, unknown>;
   for (const [key, value] of Object.entries(params)) {
-    if (typeof value === 'string' && UUID.test(value)) params[key] = value.toLowerCase();
+    if (typeof value === 'string' && isUuid(value)) params[key] = value.toLowerCase();
   }
 }
 
