@@ -22,7 +22,7 @@ const fields = {
     maxItems: MAINTENANCE_COMPONENTS_MAX,
     description: `Ids of the org's monitors the window covers (at most ${MAINTENANCE_COMPONENTS_MAX}, no duplicates); \`[]\` for an announcement only. A monitor that is deleted leaves the list.`,
   }),
-  suppress_alerts: Type.Boolean({ description: 'Default true: while the window runs, its monitors open no incidents and send no notifications.' }),
+  suppress_alerts: Type.Boolean({ description: 'Default true: while the window runs, its monitors open no incidents and send no opened or reminder notifications (a recovery of an incident opened before the window still reaches the channels it paged).' }),
 };
 
 export const MaintenanceUpdate = Type.Object({

@@ -123,7 +123,8 @@ export async function touchWindow(tx: Executor, id: string, writeSource: WriteSo
 }
 
 // Alert suppression (monitoring-api.md, "Maintenance window"): while a window with
-// `suppress_alerts` covers a monitor, the monitor opens no incidents and sends no notifications.
+// `suppress_alerts` covers a monitor, the monitor opens no incidents and sends no opened or
+// reminder notifications (a recovery still closes an alert raised before; see the outbox).
 // A cancelled window suppressed until it was cancelled (one cancelled before it began, never).
 const SUPPRESSION_END = 'LEAST(mw.ends_at, COALESCE(mw.deleted_at, mw.ends_at))';
 const SUPPRESSES = `mw.suppress_alerts AND mw.starts_at < ${SUPPRESSION_END}`;

@@ -3,7 +3,8 @@
 // `auto_bind_tags` share a tag with it (case-insensitive), each channel once. An email channel
 // whose address is not yet confirmed does not page, nor does a monitor while a maintenance window
 // that suppresses alerts covers it. A recovery goes only to channels the incident paged before
-// (one disabled, unbound or unconfirmed when it opened never heard of it).
+// (one disabled, unbound or unconfirmed when it opened never heard of it), window or not: it
+// closes an alert already raised, and without it that alert would stay open for good.
 import type { Executor } from '../db/db.js';
 import { suppressedAtSql } from '../maintenance/index.js';
 import { newId } from '../shared/ids.js';
@@ -12,25 +13,36 @@ export type NotificationEvent = 'opened' | 'reminder' | 'recovered';
 
 export interface Enqueue { orgId: string; incidentId: string; targetId: string | null; event: NotificationEvent }
 
-/** Channels that page for each monitor at `now`, by monitor id. */
-async function channelsFor(tx: Executor, targetIds: readonly string[], now: Date): Promise<Map<string, string[]>> {
-  const rows = await tx.query<{ target_id: string; channel_id: string }>(
-    `SELECT t.id AS target_id, c.id AS channel_id
+interface Paging { channelIds: string[]; suppressed: boolean }
+
+/** Channels that page for each monitor, and whether a window suppresses its alerts at `now`, by monitor id. */
+async function channelsFor(tx: Executor, targetIds: readonly string[], now: Date): Promise<Map<string, Paging>> {
+  const rows = await tx.query<{ target_id: string; channel_id: string; suppressed: boolean }>(
+    `SELECT t.id AS target_id, c.id AS channel_id, ${suppressedAtSql('t.id', '$2')} AS suppressed
        FROM targets t JOIN notification_channels c ON c.org_id = t.org_id AND c.enabled AND c.verified_at IS NOT NULL
-      WHERE t.id = ANY($1::uuid[]) AND NOT ${suppressedAtSql('t.id', '$2')}
+      WHERE t.id = ANY($1::uuid[])
         AND (c.id = ANY(t.alert_channel_ids)
              OR EXISTS (SELECT 1 FROM unnest(c.auto_bind_tags) a JOIN unnest(t.tags) g ON lower(a) = lower(g)))
       ORDER BY t.id, c.id`, [targetIds, now]);
-  const out = new Map<string, string[]>();
-  for (const r of rows) out.set(r.target_id, [...(out.get(r.target_id) ?? []), r.channel_id]);
+  const out = new Map<string, Paging>();
+  for (const r of rows) {
+    const paging = out.get(r.target_id) ?? { channelIds: [], suppressed: r.suppressed };
+    paging.channelIds.push(r.channel_id);
+    out.set(r.target_id, paging);
+  }
   return out;
+}
+
+function channelsOf(paging: Paging | undefined, event: NotificationEvent): string[] {
+  if (!paging || (paging.suppressed && event !== 'recovered')) return [];
+  return paging.channelIds;
 }
 
 export async function enqueueNotifications(tx: Executor, items: readonly Enqueue[], now: Date): Promise<void> {
   const targetIds = [...new Set(items.flatMap((i) => (i.targetId ? [i.targetId] : [])))];
   if (!targetIds.length) return;
   const channels = await channelsFor(tx, targetIds, now);
-  const rows = items.flatMap((item) => (item.targetId ? channels.get(item.targetId) ?? [] : []).map((channelId) => ({ ...item, channelId })));
+  const rows = items.flatMap((item) => (item.targetId ? channelsOf(channels.get(item.targetId), item.event) : []).map((channelId) => ({ ...item, channelId })));
   if (!rows.length) return;
   await tx.query(
     `INSERT INTO notifications (id, org_id, incident_id, channel_id, event, status, next_attempt_at, created_at)
