@@ -7,7 +7,7 @@ export const CadenceAdvice = Type.Object({
   kind: Type.Union([Type.Literal('too_tight'), Type.Literal('too_loose')], {
     description: '`too_tight`: the real cadence is slower than period + grace. `too_loose`: period + grace is at least 4 times the real cadence.',
   }),
-  suggested_period_secs: Type.Integer({ description: 'The real cadence rounded to the nearest minute (60 s to 30 d).' }),
+  suggested_period_secs: Type.Integer({ description: 'The real cadence rounded to the nearest minute (60 s to 30 d); for `too_tight`, rounded up instead when the nearest minute plus the grace would still be shorter than the cadence, so that following the advice ends it.' }),
 }, { description: 'Absent until five successes, and while the declared window fits the real cadence.' });
 
 export const HeartbeatRecord = Type.Object({

@@ -25,8 +25,14 @@ function makeAjv(coerce: boolean, allErrors = false): Ajv {
   // ajv-formats' uuid also takes a `urn:uuid:` prefix, which PostgreSQL's uuid type refuses: the
   // plain form only, as every id is written.
   ajv.addFormat('uuid', isUuid);
+  // Its date-time also takes an offset without its colon (`+0530`) or its minutes (`+05`), which
+  // RFC 3339's `time-numoffset` does not: the RFC's shape first, then its calendar checks.
+  const dateTime = ajv.formats['date-time'] as { validate: (text: string) => boolean };
+  ajv.addFormat('date-time', (text: string) => RFC3339_OFFSET.test(text) && dateTime.validate(text));
   return ajv;
 }
+
+const RFC3339_OFFSET = /(?:z|[+-]\d\d:\d\d)$/i;
 
 const bodyAjv = makeAjv(false);
 const paramAjv = makeAjv(true);

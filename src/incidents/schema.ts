@@ -39,7 +39,7 @@ export const Incident = Type.Object({
 
 export const TimelineEntry = Type.Object({
   at: Type.String({ format: 'date-time' }),
-  kind: Type.String({ description: '`opened`, `recovering`, `relapsed`, `closed`, `raised` (a manual monitor set worse), `acknowledged`, `resolved`.' }),
+  kind: Type.String({ description: 'The engine\'s `opened`, `recovering`, `relapsed`, `closed`, `raised` (a manual monitor set worse); a person\'s `declared`, `acknowledged`, `resolved`, `narrated` (narration fields edited) and `update_posted` (a public update).' }),
   message: nullable(Type.String()),
   actor_user_id: nullable(Type.String({ format: 'uuid', description: 'Who did it; null for the engine.' })),
 }, { additionalProperties: false });
@@ -94,7 +94,7 @@ export const INCIDENT_UPDATE_MAX_CHARS = 2000;
 export const INCIDENT_TARGETS_MAX = 1000;
 
 const Severity = Type.Union(SEVERITIES.map((s) => Type.Literal(s)), {
-  description: '`critical`, `major` or `minor`. A declared incident\'s impact follows it: `major_outage`, `partial_outage`, `degraded`.',
+  description: '`critical`, `major` or `minor`. A declared incident\'s impact follows it: `major_outage`, `partial_outage`, `degraded`; clearing it (JSON `null`) leaves the impact it last set.',
 });
 const Title = Type.String({ minLength: 1, maxLength: 200, description: '1-200 characters, trimmed.' });
 

@@ -159,10 +159,10 @@ export async function cancelWindow(ctx: MaintenanceCtx, id: string): Promise<voi
 export async function postUpdate(ctx: MaintenanceCtx, id: string, message: string): Promise<MaintenanceWindowT> {
   const now = ctx.clock.now();
   return ctx.db.transaction(async (tx) => {
-    // The id first: a foreign or unknown window is 404 whatever the message.
+    // The id first: a foreign or unknown window is 404, and a cancelled one 422, whatever the message.
     const current = await lockedWindow(tx, ctx, id);
-    const text = requiredText(message, 'message');
     if (current.deleted_at) throw cancelled();
+    const text = requiredText(message, 'message');
     if (await countUpdates(tx, id) >= MAINTENANCE_UPDATES_MAX) {
       throw new AppError(422, 'MAINTENANCE_UPDATE_LIMIT', `a maintenance window takes at most ${MAINTENANCE_UPDATES_MAX} updates`);
     }

@@ -225,6 +225,8 @@ describe('incidents', () => {
     const reset = await api('PATCH', `/api/v1/incidents/${declared.id}`, { counts_as_downtime: null });
     assert.equal(reset.statusCode, 200, reset.body);
     assert.equal(reset.json().counts_as_downtime, false, 'null clears it to its default');
+    const unrated = (await api('PATCH', `/api/v1/incidents/${declared.id}`, { severity: null })).json();
+    assert.deepEqual([unrated.severity, unrated.impact], [null, 'major_outage'], 'a cleared severity leaves the impact it last set');
 
     const id = await monitor();
     await feed(id, ['down', 'down']);

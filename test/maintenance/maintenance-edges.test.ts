@@ -31,6 +31,9 @@ describe('maintenance windows at the edges', () => {
     assert.equal(res.statusCode, 201, res.body);
     assert.deepEqual([res.json().starts_at, res.json().ends_at], [`${year}-01-01T08:00:00.000Z`, `${year}-01-01T17:30:00.500Z`]);
     expectError(await schedule({ starts_at: `${year}-01-01T10:00:00` }), 400, 'VALIDATION_FAILED', 'starts_at');
+    // RFC 3339's offset is `+hh:mm`: JavaScript's Date would read both of these.
+    expectError(await schedule({ starts_at: `${year}-01-01T10:00:00+0530` }), 400, 'VALIDATION_FAILED', 'starts_at');
+    expectError(await schedule({ ends_at: `${year}-01-01T10:00:00-05` }), 400, 'VALIDATION_FAILED', 'ends_at');
   });
 
   it('a leap second or a year outside 0001-9999 is a 400 naming the field or a valid instant, never a 500', async () => {

@@ -133,6 +133,8 @@ describe('maintenance windows', () => {
     assert.ok(kept.deleted_at);
     expectError(await api('PATCH', `${BASE}/${w.id}`, { title: 'x' }), 422, 'MAINTENANCE_CANCELLED');
     expectError(await api('POST', `${BASE}/${w.id}/updates`, { message: 'x' }), 422, 'MAINTENANCE_CANCELLED');
+    // Any update: one the service would refuse as blank is still 422, the window's state first.
+    expectError(await api('POST', `${BASE}/${w.id}/updates`, { message: '   ' }), 422, 'MAINTENANCE_CANCELLED');
     expectError(await api('DELETE', `${BASE}/${w.id}`), 422, 'MAINTENANCE_CANCELLED');
     const running = (await schedule({ starts_at: at(-HOUR) })).json() as Json;
     assert.equal((await api('DELETE', `${BASE}/${running.id}`)).statusCode, 204, 'a running window can be cancelled');
