@@ -25,15 +25,16 @@ export function runnableSpec(spec: CheckSpecT | null, refs: readonly string[], v
   if (missing.length) {
     return unrunnable(`variable ${missing.map((key) => `{{${key}}}`).join(', ')} cannot be read: a secret sealed under a key that is no longer configured`);
   }
-  const secretParts = spec.type === 'http' && refs.some((key) => variables.secrets.has(key)) ? secretPartsOf(spec, variables.secrets) : undefined;
+  const secretRefs = refs.filter((key) => variables.secrets.has(key));
+  const secretParts = spec.type === 'http' && secretRefs.length ? secretPartsOf(spec, variables.secrets, secretRefs.map((key) => variables.values.get(key)!)) : undefined;
   return { spec: resolveSpec(spec, variables.values), ...(secretParts && { secretParts }) };
 }
 
 /** The headers (by lower-cased name) and whether the body of an http check reference a secret (rule 1 allows them nowhere else). */
-function secretPartsOf(spec: Extract<CheckSpecT, { type: 'http' }>, secrets: ReadonlySet<string>): SecretParts {
+function secretPartsOf(spec: Extract<CheckSpecT, { type: 'http' }>, secrets: ReadonlySet<string>, values: readonly string[]): SecretParts {
   const holdsSecret = (text: string | null | undefined): boolean => !!text?.includes('{{') && findReferences(text).some((key) => secrets.has(key));
   const headers = new Set(Object.entries(spec.headers).filter(([, value]) => holdsSecret(value)).map(([name]) => name.toLowerCase()));
-  return { headers, body: holdsSecret(spec.body) };
+  return { headers, body: holdsSecret(spec.body), values };
 }
 
 function resolveSpec(spec: CheckSpecT, values: ReadonlyMap<string, string>): CheckSpecT {

@@ -35,6 +35,8 @@ export interface SecretParts {
   /** Header names, lower-cased. */
   headers: ReadonlySet<string>;
   body: boolean;
+  /** The secret values substituted, which its result shows as `***`. */
+  values: readonly string[];
 }
 
 export interface ProbeContext {

@@ -26,7 +26,7 @@ export const CheckResult = Type.Object({
   ...common,
 }, {
   $id: 'CheckResult', additionalProperties: true,
-  description: 'One check in one region. The kind\'s fields follow at the top level: http `status_code`, `final_url`, `redirects`, `address`; tcp `address`; dns `domain`, `record_type`, `answers`, `aliases`, `expected_contains`, `matched`, `missing`, `unexpected`; tls_cert and domain_expiry `days_remaining` and the dates.',
+  description: 'One check in one region. The kind\'s fields follow at the top level: http `status_code`, `final_url`, `redirects`, `address`; tcp `address`; dns `domain`, `record_type`, `answers`, `aliases`, `expected_contains`, `matched`, `missing`, `unexpected`; tls_cert and domain_expiry `days_remaining` and the dates. A stored credential (`bearer_token`, a `basic_auth` password) or secret variable value of 4 characters or more that the target echoed back (into a redirect, an error) shows as `***`, as sent or percent-encoded.',
 });
 
 export const TestResult = Type.Object({

@@ -24,6 +24,11 @@ describe('test, check-now and results', () => {
       if (req.url === '/down') { res.writeHead(500); res.end(); return; }
       if (req.url === '/bounce') { res.writeHead(302, { location: `${bounceTo}/landed` }); res.end(); return; }
       if (req.url === '/bounce-307') { res.writeHead(307, { location: `${bounceTo}/landed` }); res.end(); return; }
+      if (req.url === '/echo') {
+        // A careless target: echoes what it was sent into a same-origin redirect and its error page.
+        const sent = `${req.headers['x-key'] ?? ''}|${req.headers.authorization ?? ''}`;
+        res.writeHead(302, { location: `/landed?got=${encodeURIComponent(sent)}` }); res.end(); return;
+      }
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end('hello keepwatch');
     });
@@ -119,6 +124,18 @@ describe('test, check-now and results', () => {
       other.closeAllConnections();
       await new Promise((resolve) => other.close(resolve));
     }
+  });
+
+  it('a secret value or stored credential the target echoes is shown as *** in test, check-now and the history', async () => {
+    assert.equal((await api('POST', '/api/v1/variables', { key: 'echo_key', value: 'echo s3cret/value', is_secret: true })).statusCode, 201);
+    const tested = (await api('POST', '/api/v1/targets/test', { type: 'http', url: `${base}/echo`, headers: { 'X-Key': '{{echo_key}}' }, bearer_token: 'echo-bearer' })).json() as Json;
+    assert.equal(tested.final_url, `${base}/landed?got=***%7CBearer%20***`, 'percent-encoded, both masked');
+    const id = await createHttp({ url: `${base}/echo`, headers: { 'X-Key': '{{echo_key}}' }, bearer_token: 'echo-bearer' }, { enabled: false });
+    const run = (await api('POST', `/api/v1/targets/${id}/check-now`)).json() as Json;
+    assert.equal(run.final_url, tested.final_url);
+    const stored = (await api('GET', `/api/v1/targets/${id}/results`)).json() as Json;
+    assert.equal(stored.results[0].final_url, tested.final_url);
+    assert.equal(seen.filter((h) => h.url === '/echo').at(-1)!.headers['x-key'], 'echo s3cret/value', 'the target got the real values');
   });
 
   it('a referenced secret that cannot be opened makes the check an error naming it; {{key}} is never sent', async () => {

@@ -369,8 +369,8 @@ describe('http probe: a secret variable stays at the check\'s origin across redi
 
   const last = (server: 'a' | 'b', url: string) => seen.filter((h) => h.server === server && h.url === url).at(-1)!;
   // The spec as the probe gets it: references substituted; `secretParts` says where a secret went.
-  const secretHeader = { headers: new Set(['x-api-key']), body: false };
-  const secretBody = { headers: new Set<string>(), body: true };
+  const secretHeader = { headers: new Set(['x-api-key']), body: false, values: ['s3cret'] };
+  const secretBody = { headers: new Set<string>(), body: true, values: ['s3cret'] };
 
   it('another origin gets no header that holds a secret, whatever its case; plain headers go', async () => {
     const spec = check({ url: `${baseA}/away`, headers: { 'X-API-Key': 's3cret', 'X-Plain': 'p' } });

@@ -21,14 +21,14 @@ describe('runnableSpec', () => {
     assert.equal(out.secretParts, undefined, 'no secret referenced');
   });
 
-  it('names the headers (lower-cased) and says whether the body hold a secret, for the probe to keep them at the origin', () => {
+  it('names the headers (lower-cased) and says whether the body hold a secret, for the probe to keep them at the origin, and gives the values to mask', () => {
     const spec = http({ headers: { 'X-Api-Key': 'k={{ token }}', Accept: '{{path}}', 'X-None': 'plain' }, body: 'a={{token}}' });
     const out = runnableSpec(spec, ['path', 'token'], vars({ path: 'health', token: 'abc' }, ['token']));
     assert.ok('spec' in out);
-    assert.deepEqual(out.secretParts, { headers: new Set(['x-api-key']), body: true });
+    assert.deepEqual(out.secretParts, { headers: new Set(['x-api-key']), body: true, values: ['abc'] });
     const plainBody = runnableSpec(http({ headers: { 'X-Api-Key': '{{token}}' }, body: '{{path}}' }), ['path', 'token'], vars({ path: 'p', token: 't' }, ['token']));
     assert.ok('spec' in plainBody);
-    assert.deepEqual(plainBody.secretParts, { headers: new Set(['x-api-key']), body: false });
+    assert.deepEqual(plainBody.secretParts, { headers: new Set(['x-api-key']), body: false, values: ['t'] });
   });
 
   it('leaves a spec without references as it is', () => {
