@@ -22,7 +22,7 @@ export async function installOpenApi(app: FastifyInstance, version: string): Pro
           'Bodies are strict: an unknown or read-only key is 422 `INVALID_JSON` naming its path and listing the accepted keys.',
           'A query parameter holding a number is a plain decimal (`limit=20`, `-1`, `2.5`): `0x10`, `1e2` or ` 10` is 400 `VALIDATION_FAILED` naming it. Unknown query parameters are ignored.',
           'A route that documents no body (acknowledge, resolve, check-now, test sends, deletes) takes none or `{}`: any key is 422 `INVALID_JSON` with `allowed: []`.',
-          'Rate budgets are per plan and minute, counted for the account and then the user; 429 `RATE_LIMITED` carries `Retry-After`.',
+          'Rate budgets are per plan and minute, counted for the account and then the user; 429 `RATE_LIMITED` carries `Retry-After`. A request draws on one budget: `bulk_ops_per_minute` (`/bulk...` and `/duplicate` paths), `test_now_per_minute` (`/test`), `check_now_per_minute` (`/check-now`), `support` (`/support`), else `api_reads_per_minute` (GET, HEAD, OPTIONS) or `api_writes_per_minute` (POST, PATCH, DELETE, and PUT, a write too).',
           'OPTIONS on any `/api/v1` path answers 204 with `Allow` (token checked; it draws on `api_reads_per_minute`, as GET does); a method the path does not take is 405 `METHOD_NOT_ALLOWED` with `Allow`, a path no route serves 404 `NOT_FOUND`.',
           'Mutations are `Cache-Control: no-store`; reads `private, max-age=10` (the dashboard summary 5), with `Vary: Authorization, Cookie, X-Service-Org`.',
         ].join('\n'),

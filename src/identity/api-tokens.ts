@@ -45,6 +45,8 @@ export interface NewToken {
   audience?: string | null;
   /** `max_api_tokens_per_user` of the user's plan; null is unlimited. */
   limit: number | null;
+  /** The account whose plan sets `limit` (the user's home account), named in a refusal's `quota_events` row. */
+  limitAccountId?: string | null;
   /** Who mints it, for the `api_token.created` audit row that commits with the token. */
   actor: Actor;
 }
@@ -67,7 +69,12 @@ export async function createApiToken(db: Db, clock: Clock, input: NewToken): Pro
       [newId(), input.userId, input.orgId, input.name, token.slice(0, LOOKUP_PREFIX_LENGTH), tokenHash, input.scopes,
         input.audience ?? null, expiresAt, clock.now(), input.limit],
     );
-    if (!rows[0]) throw quotaExceeded('max_api_tokens_per_user', input.limit);
+    if (!rows[0]) {
+      const refused = quotaExceeded('max_api_tokens_per_user', input.limit);
+      // The caller may be the operator, not the user: the row names whose cap it was.
+      Object.assign(refused.extra.rejection!, { userId: input.userId, ...(input.limitAccountId && { accountId: input.limitAccountId }) });
+      throw refused;
+    }
     await writeAudit(tx, input.actor, {
       action: 'api_token.created', orgId: input.orgId, entityType: 'api_token', entityId: rows[0].id, details: { user_id: input.userId },
     });

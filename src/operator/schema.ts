@@ -14,7 +14,7 @@ export const PlanMoveBody = Type.Object({
 export const OverridesBody = Type.Object({
   caps: Type.Record(Type.String(), Type.Unknown(), {
     [ERROR_CODE_KEYWORD]: 'PLAN_OVERRIDE_INVALID',
-    description: `Plan column -> whole number, 0..${PLAN_VALUE_MAX}. Replaces every earlier override; may lower as well as raise. Missing, or not an object: 400 \`PLAN_OVERRIDE_INVALID\`.`,
+    description: `Plan column -> whole number, 0..${PLAN_VALUE_MAX}. Replaces every earlier override; may lower as well as raise. 0 is taken as written: a cap of 0 admits none, and a rate budget of 0 (\`api_reads_per_minute\`, ...) answers every such request 429 \`RATE_LIMITED\` until the override is cleared or expires, which is how an operator suspends an account's API use. Missing, or not an object: 400 \`PLAN_OVERRIDE_INVALID\`.`,
   }),
   reason: Type.String({ minLength: 1, maxLength: 500 }),
   expires_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),

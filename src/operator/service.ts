@@ -137,7 +137,7 @@ export async function bootstrapToken(services: Services, userId: string, body: S
   const accountId = await services.orgs.homeAccountOf(userId);
   const limit = accountId ? (await services.plans.forAccount(accountId)).caps.max_api_tokens_per_user : null;
   const { row, token } = await createApiToken(services.db, services.clock, {
-    userId, name: body.name, scopes: body.scopes, orgId, expiresInDays: body.expires_in_days ?? null, limit, actor: OPERATOR,
+    userId, name: body.name, scopes: body.scopes, orgId, expiresInDays: body.expires_in_days ?? null, limit, limitAccountId: accountId, actor: OPERATOR,
   });
   return { id: row.id, prefix: row.prefix, token, scopes: row.scopes, org_id: row.org_id, expires_at: row.expires_at?.toISOString() ?? null };
 }

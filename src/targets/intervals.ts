@@ -46,7 +46,12 @@ export function resolveInterval(check: CheckSpecT, planFloor: number | null, req
   if (requested !== undefined) {
     const floor = effectiveFloor(check.type, planFloor);
     if (requested < floor) {
-      throw new AppError(422, 'MIN_CHECK_INTERVAL', `interval: at least ${floor} s for a ${check.type} monitor on this plan`, { field: 'interval' });
+      // Below the plan's floor it is a quota refusal (service-api.md, Events 6); below the kind's alone it is not.
+      const byPlan = planFloor !== null && requested < planFloor;
+      throw new AppError(422, 'MIN_CHECK_INTERVAL', `interval: at least ${floor} s for a ${check.type} monitor on this plan`, {
+        field: 'interval',
+        ...(byPlan && { rejection: { event: 'quota_exceeded' as const, quota: 'min_check_interval_secs', details: { limit: planFloor, requested, kind: check.type } } }),
+      });
     }
   }
   const interval = requested ?? fallback ?? defaultInterval(check, planFloor);

@@ -193,5 +193,9 @@ describe('POST /operator/users/{id}/api-tokens', () => {
     assert.equal(over.statusCode, 422);
     assert.deepEqual((over.json() as { error: { code: string; quota: string } }).error.code, 'QUOTA_EXCEEDED');
     assert.equal((over.json() as { error: { quota: string } }).error.quota, 'max_api_tokens_per_user');
+    await t.services.quotaEvents.flush();
+    const events = await t.services.db.query<{ account_id: string; user_id: string }>(
+      "SELECT account_id, user_id FROM quota_events WHERE quota = 'max_api_tokens_per_user' AND user_id = $1", [tenant.userId]);
+    assert.deepEqual(events, [{ account_id: tenant.accountId, user_id: tenant.userId }], 'the refusal names whose cap it was, though the operator asked');
   });
 });

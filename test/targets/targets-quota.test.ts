@@ -62,4 +62,20 @@ describe('targets: quotas', () => {
     const patched = await api('PATCH', `/api/v1/targets/${created.id}`, { name: 'g', check: { ...flow.check, timeout: 60000 } });
     assert.equal(patched.statusCode, 200, patched.body);
   });
+
+  it('an interval below the plan floor is recorded in quota_events as a min_check_interval_secs refusal; below the kind floor alone, not', async () => {
+    const a = await createTenantWithToken(t, { plan: 'team' });
+    await overrideCaps(t, a.accountId, { min_check_interval_secs: 120 });
+    const api = client(t, a.token);
+    expectError(await api('POST', '/api/v1/targets', httpTarget({ interval: 60 })), 422, 'MIN_CHECK_INTERVAL', 'interval');
+    const id = ((await api('POST', '/api/v1/targets', httpTarget({ interval: 300 }))).json() as Json).id as string;
+    expectError(await api('PATCH', `/api/v1/targets/${id}`, { interval: 90 }), 422, 'MIN_CHECK_INTERVAL', 'interval');
+    expectError(await api('POST', '/api/v1/targets/bulk-action', { action: 'set-interval', ids: [id], interval: 100 }), 422, 'MIN_CHECK_INTERVAL', 'ids[0]');
+    const tls = { name: 'c', check: { type: 'tls_cert', host: '93.184.216.34' }, interval: 3599 };
+    expectError(await api('POST', '/api/v1/targets', tls), 422, 'MIN_CHECK_INTERVAL', 'interval');
+    await t.services.quotaEvents.flush();
+    const events = await t.services.db.query<{ event: string; details: Json }>(
+      `SELECT event, details FROM quota_events WHERE quota = 'min_check_interval_secs' AND account_id = $1 ORDER BY id`, [a.accountId]);
+    assert.deepEqual(events.map((e) => [e.event, e.details.limit, e.details.requested]), [['quota_exceeded', 120, 60], ['quota_exceeded', 120, 90], ['quota_exceeded', 120, 100]]);
+  });
 });
