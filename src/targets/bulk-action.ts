@@ -32,7 +32,7 @@ export const BulkActionBody = discriminated('action', [
   simple('disable', 'Pause the monitors.'),
   simple('delete', 'Delete the monitors; needs `targets:delete` (not `targets:write`). Answers `{deleted: [ids]}`.'),
   tagged('tag-add', `Add the tags (trimmed, de-duplicated); a monitor left with more than ${TAGS_MAX} is refused.`),
-  tagged('tag-remove', 'Remove the tags (exact spelling).'),
+  tagged('tag-remove', 'Remove the tags: each trimmed and held to the tag rules (a blank one or one over 50 characters is 400 naming it), then matched as stored, case included.'),
   Type.Object({
     action: Type.Literal('set-group'), ids,
     group_name: Type.Union([Type.String({ maxLength: GROUP_NAME_MAX_LENGTH }), Type.Null()], { description: 'Stored trimmed; null, or nothing left after trimming, clears.' }),

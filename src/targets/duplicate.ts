@@ -51,12 +51,17 @@ export function withAddress(check: CheckSpecT, address: string | undefined): Che
 }
 
 /**
- * An error in the copy's check that its address caused names `address`: one in a field the address
- * replaced, or an address of the family the source's `ip_version` excludes (the source's own host passed).
+ * The rules an address can break in fields it leaves alone (the source's own address passed them):
+ * the family the source's `ip_version` excludes, and `verify_tls: false` with credentials, which an
+ * https address refuses where the source's http one did not.
  */
+const ADDRESS_RULES = new Set(['check.verify_tls']);
+
+/** An error in the copy's check that its address caused names `address`: one in a field the address replaced, or an address rule. */
 function asAddressError(err: unknown, address: string | undefined): unknown {
   if (address === undefined || !(err instanceof AppError)) return err;
-  if (!ADDRESS_FIELDS.has(err.extra.field ?? '') && err.code !== 'INVALID_IP_VERSION') return err;
+  const field = err.extra.field ?? '';
+  if (!ADDRESS_FIELDS.has(field) && !ADDRESS_RULES.has(field) && err.code !== 'INVALID_IP_VERSION') return err;
   return new AppError(err.status, err.code, `address: ${err.message}`, { ...err.extra, field: 'address' });
 }
 

@@ -59,6 +59,9 @@ describe('targets: duplicate', () => {
     // An address of the family the source's ip_version excludes is the address's fault.
     const v4 = await create({ name: 'tcp4', check: { type: 'tcp', host: '93.184.216.34', port: 5432, ip_version: 'ipv4' } });
     expectError(await duplicate(v4.id, [{ name: 'a', address: '[2606:2800:220:1::1]:5433' }]), 400, 'INVALID_IP_VERSION', 'copies[0].address');
+    // So is an https address for a source that sends credentials with verify_tls off over http.
+    const plain = await create({ name: 'plain', check: { type: 'http', url: 'http://93.184.216.34/', bearer_token: 'tok', verify_tls: false } });
+    expectError(await duplicate(plain.id, [{ name: 'a', address: 'https://93.184.216.34/' }]), 400, 'VALIDATION_FAILED', 'copies[0].address');
     const tls = await create({ name: 'tls', check: { type: 'tls_cert', host: '93.184.216.34', port: 8443 } });
     assert.deepEqual((await duplicate(tls.id, [{ name: 'x', address: '93.184.216.35' }])).json().targets[0].check.port, 8443);
     const ping = await create({ name: 'ping', check: { type: 'ping', host: '93.184.216.34' } });
