@@ -31,7 +31,7 @@ const populated = (config: Config, field: string): boolean => typeof config[fiel
 export function refuseSentinel(config: ChannelConfigT): void {
   for (const field of SECRET_FIELDS[config.type]) {
     if (holdsSentinel((config as Config)[field])) {
-      throw new AppError(400, 'REDACTION_SENTINEL', `config.${field}: contains "${REDACTED}", the redaction placeholder; send the real value, or leave config out to keep the stored one`, { field: `config.${field}` });
+      throw new AppError(400, 'REDACTION_SENTINEL', `config.${field}: contains "${REDACTED}", the redaction placeholder; send the real value (on an update, leave config out to keep the stored one)`, { field: `config.${field}` });
     }
   }
 }

@@ -78,6 +78,12 @@ export function installConventions(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, raw, done) => {
+    // No content coding is decoded: a compressed body would read as bytes that are not JSON, and one
+    // labelled compressed but sent plain would be taken at a word it did not keep (RFC 9110 15.5.16).
+    const coding = request.headers['content-encoding']?.trim().toLowerCase();
+    if (coding && coding !== 'identity') {
+      return done(new AppError(415, 'INVALID_CONTENT_TYPE', `Content-Encoding ${coding} is not accepted: send the body uncompressed`), undefined);
+    }
     // JSON is UTF-8 (RFC 8259): a body that is not is refused, not stored with U+FFFD in its place.
     let body: string;
     try {

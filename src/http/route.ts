@@ -26,7 +26,7 @@ const ERROR_TEXT: Record<number, string> = {
   404: '`NOT_FOUND`: unknown route, unknown or foreign id.',
   409: 'Conflict with the current state.',
   413: 'Too many items or too large a body.',
-  415: '`INVALID_CONTENT_TYPE`: the body must be `application/json`.',
+  415: '`INVALID_CONTENT_TYPE`: the body must be `application/json`, uncompressed (no `Content-Encoding` but `identity`).',
   422: '`INVALID_JSON` for an unknown or read-only key (with `field` and `allowed`), `QUOTA_EXCEEDED` (with `quota`), or a domain code.',
   429: '`RATE_LIMITED`: a rate limit is used up (the plan\'s rate budget, or one the route describes, such as a ping URL\'s); see `Retry-After`.',
   503: '`SERVICE_UNAVAILABLE`: a dependency (the store) is unreachable.',

@@ -11,7 +11,7 @@ type StoredSpec = Record<string, unknown> & { type: CheckSpecT['type'] };
 type Step = Record<string, unknown> & { op: string };
 
 const sentinel = (field: string): AppError =>
-  new AppError(400, 'REDACTION_SENTINEL', `${field}: contains "${REDACTED}", the redaction placeholder; send the real value, or leave check out to keep the stored one`, { field });
+  new AppError(400, 'REDACTION_SENTINEL', `${field}: contains "${REDACTED}", the redaction placeholder; send the real value (on an update, leave check out to keep the stored one)`, { field });
 
 /**
  * Whether a secret from a body holds the placeholder a read shows (PATCH rule 2: "contains", not

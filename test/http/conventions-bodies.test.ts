@@ -2,6 +2,7 @@
 // bodies, content types, and schema failures, on the real app and store.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import { Type } from '@sinclair/typebox';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { addRoute } from '../../src/http/route.js';
@@ -185,6 +186,18 @@ describe('strict request bodies (Conventions 7)', () => {
       const res = await probe(valid(), { 'content-type': type });
       assert.equal(res.statusCode, 200, `${type}: ${res.body}`);
     }
+  });
+
+  it('answers 415 INVALID_CONTENT_TYPE for a body with a content coding, compressed or not; identity goes through', async () => {
+    const before = received.length;
+    const gzipped = await t.inject({ method: 'POST', url: '/api/v1/probe', headers: { ...JSON_CT, 'content-encoding': 'gzip' }, payload: gzipSync(JSON.stringify(valid())) });
+    assert.equal(gzipped.statusCode, 415);
+    assert.equal(errorOf(gzipped).code, 'INVALID_CONTENT_TYPE');
+    assert.match(errorOf(gzipped).message, /Content-Encoding gzip is not accepted/);
+    const labelled = await probe(valid(), { ...JSON_CT, 'content-encoding': 'br' });
+    assert.equal(labelled.statusCode, 415, 'a plain body labelled br is not taken at its word');
+    assert.equal(received.length, before, 'neither reached the handler');
+    assert.equal((await probe(valid(), { ...JSON_CT, 'content-encoding': 'Identity' })).statusCode, 200);
   });
 
   it('answers 400 VALIDATION_FAILED naming the field for a wrong type or a missing field', async () => {
