@@ -56,7 +56,7 @@ async function settle(services: Services, tx: Executor, accountId: string, event
 
 export async function moveAccountPlan(services: Services, accountId: string, body: Static<typeof PlanMoveBody>): Promise<AccountPlan> {
   checkPlanId(body.plan_id, 'plan_id');
-  if (body.fallback_plan_id) checkPlanId(body.fallback_plan_id, 'fallback_plan_id');
+  if (body.fallback_plan_id !== undefined && body.fallback_plan_id !== null) checkPlanId(body.fallback_plan_id, 'fallback_plan_id');
   const reason = requiredText(body.reason, 'reason');
   const result = await services.db.transaction(async (tx) => {
     const account = await lockAccount(tx, accountId);
@@ -120,7 +120,7 @@ export async function bootstrapUser(services: Services, body: Static<typeof Crea
   checkPlanId(planId, 'plan_id');
   const email = body.email.trim();
   return services.db.transaction(async (tx) => {
-    const created = await createOwner(tx, { email, planId, orgName: body.org_name ?? email.split('@')[0]!, verified: true });
+    const created = await createOwner(tx, { email, planId, orgName: body.org_name === undefined ? email.split('@')[0]! : requiredText(body.org_name, 'org_name'), verified: true });
     await writeAudit(tx, OPERATOR, { action: 'user.created', accountId: created.account_id, orgId: created.org_id, entityType: 'user', entityId: created.user_id });
     return created;
   });
@@ -137,7 +137,7 @@ export async function bootstrapToken(services: Services, userId: string, body: S
   const accountId = await services.orgs.homeAccountOf(userId);
   const limit = accountId ? (await services.plans.forAccount(accountId)).caps.max_api_tokens_per_user : null;
   const { row, token } = await createApiToken(services.db, services.clock, {
-    userId, name: body.name, scopes: body.scopes, orgId, expiresInDays: body.expires_in_days ?? null, limit, limitAccountId: accountId, actor: OPERATOR,
+    userId, name: requiredText(body.name, 'name'), scopes: body.scopes, orgId, expiresInDays: body.expires_in_days ?? null, limit, limitAccountId: accountId, actor: OPERATOR,
   });
   return { id: row.id, prefix: row.prefix, token, scopes: row.scopes, org_id: row.org_id, expires_at: row.expires_at?.toISOString() ?? null };
 }
@@ -150,7 +150,7 @@ export async function createAgent(services: Services, body: Static<typeof Create
   const token = AGENT_TOKEN_PREFIX + randomToken(32);
   const id = newId();
   await services.db.query('INSERT INTO agents (id, region_id, name, prefix, token_hash) VALUES ($1, $2, $3, $4, $5)',
-    [id, body.region_id, body.name, token.slice(0, 17), await hash(token)]);
+    [id, body.region_id, requiredText(body.name, 'name'), token.slice(0, 17), await hash(token)]);
   return { id, region_id: body.region_id, token };
 }
 

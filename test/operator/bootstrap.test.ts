@@ -77,6 +77,8 @@ describe('POST /operator/users', () => {
   it('refuses a malformed email and unknown keys', async () => {
     assert.equal((await t.operator('POST', '/operator/users', { email: 'not-an-email' })).statusCode, 400);
     assert.equal((await t.operator('POST', '/operator/users', { email: email(), role: 'admin' })).statusCode, 422);
+    const blank = await t.operator('POST', '/operator/users', { email: email(), org_name: '   ' });
+    assert.deepEqual([blank.statusCode, (blank.json() as ErrorBody).error.field], [400, 'org_name']);
   });
 });
 
@@ -132,6 +134,9 @@ describe('POST /operator/users/{id}/api-tokens', () => {
     const unbound = await mint(owner.userId, {});
     assert.equal(unbound.statusCode, 201);
     assert.equal((unbound.json() as Minted).org_id, null);
+
+    const blank = await mint(owner.userId, { name: '  ' });
+    assert.deepEqual([blank.statusCode, (blank.json() as ErrorBody).error.field], [400, 'name']);
 
     const missing = await mint(UNKNOWN_USER, {});
     assert.equal(missing.statusCode, 404);

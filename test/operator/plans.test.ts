@@ -60,6 +60,8 @@ describe('operator plan moves', () => {
     assert.equal(kept.json().fallback_plan_id, 'founding', 'omitted keeps the fallback');
     const cleared = await t.operator('PUT', `/operator/accounts/${tenant.accountId}/plan`, { plan_id: 'pro', reason: 'no fallback', fallback_plan_id: null });
     assert.equal(cleared.json().fallback_plan_id, null, 'null clears it');
+    const empty = await t.operator('PUT', `/operator/accounts/${tenant.accountId}/plan`, { plan_id: 'pro', reason: 'typo', fallback_plan_id: '' });
+    assert.deepEqual([empty.statusCode, empty.json().error.code, empty.json().error.field], [400, 'VALIDATION_FAILED', 'fallback_plan_id'], 'an empty id is no plan, not a 500');
   });
 
   for (const status of ['active', 'grace']) {

@@ -68,7 +68,7 @@ describe('regions', () => {
       [{ id: 'lat-hi', name: 'x', latitude: 90.5 }, 'latitude'], [{ id: 'lat-lo', name: 'x', latitude: -91 }, 'latitude'],
       [{ id: 'lon-hi', name: 'x', longitude: 180.1 }, 'longitude'], [{ id: 'lon-lo', name: 'x', longitude: -181 }, 'longitude'],
       [{ id: 'cc-1', name: 'x', country_code: 'ie' }, 'country_code'], [{ id: 'cc-2', name: 'x', country_code: 'IRL' }, 'country_code'],
-      [{ id: 'no-name', name: '' }, 'name'],
+      [{ id: 'no-name', name: '' }, 'name'], [{ id: 'blank-name', name: ' \t ' }, 'name'],
     ];
     for (const [body, field] of bad) {
       const res = await t.operator('POST', '/operator/regions', body);
@@ -78,6 +78,11 @@ describe('regions', () => {
     const edge = await t.operator('POST', '/operator/regions', { id: 'pole', name: 'Pole', latitude: -90, longitude: 180 });
     assert.equal(edge.statusCode, 201);
     assert.equal((await t.operator('PATCH', '/operator/regions/pole', { latitude: 91 })).statusCode, 400);
+    // Every tenant reads these: stored trimmed, a blank city or continent is none.
+    const tidy = await t.operator('POST', '/operator/regions', { id: 'tidy', name: ' Dublin 1 ', city: '  ', continent: ' Europe ' });
+    assert.deepEqual([tidy.json().name, tidy.json().city, tidy.json().continent], ['Dublin 1', null, 'Europe']);
+    const blanked = await t.operator('PATCH', '/operator/regions/tidy', { name: '   ' });
+    assert.deepEqual([blanked.statusCode, (blanked.json() as ErrorBody).error.field], [400, 'name']);
   });
 
   it('PATCH edits a region, and disabling one hides it from /api/v1/regions at once', async () => {
@@ -180,6 +185,11 @@ describe('agents', () => {
     assert.equal((await t.operator('GET', '/operator/agents/not-a-uuid')).statusCode, 404);
     assert.deepEqual((await t.operator('GET', '/operator/agents')).json(), { agents: [] });
     assert.equal((await t.operator('DELETE', '/operator/agents/not-a-uuid')).statusCode, 404);
+  });
+
+  it('refuses a blank agent name with 400 naming it', async () => {
+    const res = await t.operator('POST', '/operator/agents', { region_id: 'local', name: '   ' });
+    assert.deepEqual([res.statusCode, (res.json() as ErrorBody).error.field], [400, 'name']);
   });
 
   it('refuses an unknown region with 422 REGION_INVALID', async () => {
