@@ -23,13 +23,13 @@ function patternRegExp(url: string): RegExp {
 export class AllowedMethods {
   private readonly patterns = new Map<string, RoutePattern>();
 
-  add(url: string, methods: readonly string[]): void {
+  /** `headToo`: the router answers HEAD where this route answers GET (unless the route turned that off). */
+  add(url: string, methods: readonly string[], headToo = true): void {
     if (!url.startsWith(API_PREFIX) || url.includes('*')) return;
     const pattern = this.patterns.get(url) ?? { matches: patternRegExp(url), methods: new Set<string>() };
     for (const method of methods) pattern.methods.add(method);
+    if (headToo && methods.includes('GET')) pattern.methods.add('HEAD');
     this.patterns.set(url, pattern);
-    // The router answers HEAD wherever it answers GET.
-    if (pattern.methods.has('GET')) pattern.methods.add('HEAD');
   }
 
   /** The methods some route answers at `path` (query cut off), OPTIONS included when any; empty for none. */
@@ -48,7 +48,7 @@ const pathOf = (url: string): string => url.split(/[?#]/, 1)[0]!;
 /** Records every API route as it is registered; install before any route. */
 export function installAllowedMethods(app: FastifyInstance): AllowedMethods {
   const allowed = new AllowedMethods();
-  app.addHook('onRoute', (route) => allowed.add(route.url, ([] as string[]).concat(route.method)));
+  app.addHook('onRoute', (route) => allowed.add(route.url, ([] as string[]).concat(route.method), route.exposeHeadRoute !== false));
   return allowed;
 }
 

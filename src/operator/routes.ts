@@ -39,6 +39,7 @@ export function registerOperatorRoutes(app: FastifyInstance, services: Services)
   addRoute(app, {
     method: 'POST', url: '/operator/users', auth: 'operator', tags, errors: [409],
     summary: 'Create a verified user who owns a new account and org',
+    description: 'An email a user already has (compared without case) is 409 `USER_EXISTS`; an unknown `plan_id` 400 naming it.',
     body: CreateUserBody, response: { 201: CreatedUser },
     handler: async (request, reply) => reply.code(201).send(await bootstrapUser(services, request.body)),
   });
@@ -46,7 +47,7 @@ export function registerOperatorRoutes(app: FastifyInstance, services: Services)
   addRoute(app, {
     method: 'POST', url: '/operator/users/:user_id/api-tokens', auth: 'operator', tags, errors: [403],
     summary: 'Mint an API token for a user (shown once)',
-    description: 'Counted against `max_api_tokens_per_user` of the user\'s plan (422 `QUOTA_EXCEEDED`).',
+    description: 'Counted against `max_api_tokens_per_user` of the user\'s plan (422 `QUOTA_EXCEEDED`). A user without a verified email is 403 `EMAIL_NOT_VERIFIED`; an unknown user 404; an `org_id` the user is no member of 400 naming it.',
     params: UserParams, body: CreateTokenBody, response: { 201: CreatedToken },
     handler: async (request, reply) => reply.code(201).send(await bootstrapToken(services, request.params.user_id, request.body)),
   });

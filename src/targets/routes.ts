@@ -114,7 +114,7 @@ export function registerTargetRoutes(app: FastifyInstance, services: Services): 
   addRoute(app, {
     method: 'PUT', url: '/api/v1/targets/:id/regions', auth: 'user', scope: 'targets:write', tags: TAGS,
     summary: 'Set the regions a target probes from',
-    description: `Enabled region ids (422 \`REGION_INVALID\`), at least one and at most the plan's \`max_regions\` (422 \`QUOTA_EXCEEDED\`); none on heartbeat and manual monitors. ${WRITE_SOURCE_TEXT}`,
+    description: `Enabled region ids (422 \`REGION_INVALID\`), at least one and at most the plan's \`max_regions\` (422 \`QUOTA_EXCEEDED\`); none on heartbeat and manual monitors; a flow monitor's regions need a flow-capable agent (422 \`NO_FLOW_CAPABLE_AGENT\`). ${WRITE_SOURCE_TEXT}`,
     params: IdParams, body: PutRegionsBody,
     response: { 200: TargetRegions },
     handler: async (request) => putTargetRegions(ctx(request), request.params.id, request.body.regions),

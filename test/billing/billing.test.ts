@@ -40,6 +40,13 @@ describe('billing without a payment provider', () => {
     }
   });
 
+  it('HEAD is no method of theirs: 405, and neither OPTIONS nor the 405 lists it in Allow', async () => {
+    const options = await t.inject({ method: 'OPTIONS', url: '/api/v1/account/billing', headers: bearer(token) });
+    assert.deepEqual([options.statusCode, options.headers.allow], [204, 'GET, OPTIONS']);
+    const head = await t.inject({ method: 'HEAD', url: '/api/v1/account/holds', headers: bearer(token) });
+    assert.deepEqual([head.statusCode, head.headers.allow], [405, 'GET, OPTIONS, PUT']);
+  });
+
   it('lists them in the OpenAPI document', async () => {
     const paths = (await t.inject({ method: 'GET', url: '/api/openapi.json' })).json().paths as Record<string, Record<string, unknown>>;
     for (const [method, url] of ENDPOINTS) assert.ok(paths[url]?.[method.toLowerCase()], `${method} ${url}`);
