@@ -179,7 +179,7 @@ async function checkSaltUnchanged(db: Db, config: Config, fingerprint: Fingerpri
   const check = JSON.stringify(sha256(fingerprint.hash('keepwatch-salt-check')!));
   const [row] = await db.query<{ value: string }>(`SELECT value FROM settings WHERE key = 'fingerprint_salt_check'`);
   if (row && JSON.stringify(row.value) !== check && !cfg.bool(config, 'auth.fingerprint_salt_rotate')) {
-    throw new ConfigError('auth.fingerprint_salt', 'differs from the salt this store was first used with; set auth.fingerprint_salt_rotate = true to rotate it');
+    throw new ConfigError('auth.fingerprint_salt', 'differs from the salt this store was first used with: a node joining others on one PostgreSQL needs their salt; to rotate it on purpose, set auth.fingerprint_salt_rotate = true');
   }
   await db.query(`INSERT INTO settings (key, value) VALUES ('fingerprint_salt_check', $1)
     ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`, [check]);

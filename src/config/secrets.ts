@@ -20,7 +20,7 @@ export function readSecretFile(dataDir: string, name: string): string | null {
 export function readOrCreateSecret(dataDir: string, name: string, make: () => string = () => randomToken(32)): { value: string; created: boolean } {
   const existing = readSecretFile(dataDir, name);
   if (existing) return { value: existing, created: false };
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const value = make();
   writeFileSync(secretPath(dataDir, name), value + '\n', { mode: 0o600, flag: 'wx' });
   chmodSync(secretPath(dataDir, name), 0o600);

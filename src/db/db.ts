@@ -1,5 +1,6 @@
 // One executor interface over both stores: embedded PGlite and PostgreSQL through `pg`.
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { literalParams } from './arrays.js';
@@ -154,10 +155,24 @@ export interface PgliteOptions {
   sharedBuffersMb?: number;
 }
 
+/**
+ * The embedded store's files are the owner's alone, as PostgreSQL demands of its data directory:
+ * PGlite writes the files of its initdb with mode 0666 (WASM knows no umask), which anyone on the
+ * host could rewrite. A walk of about a thousand files at each start; the files it makes later are 0600.
+ */
+function ownerOnly(dir: string): void {
+  chmodSync(dir, 0o700);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) ownerOnly(path);
+    else if (entry.isFile()) chmodSync(path, 0o600);
+  }
+}
+
 export async function openPglite(options: PgliteOptions = {}): Promise<Db & { pglite: PGlite }> {
   let unlock = (): void => {};
   if (options.dataDir) {
-    mkdirSync(options.dataDir, { recursive: true });
+    mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     unlock = lockDataDir(options.dataDir);
   }
   let pglite: PGlite;
@@ -178,6 +193,7 @@ export async function openPglite(options: PgliteOptions = {}): Promise<Db & { pg
     unlock();
     throw err;
   }
+  if (options.dataDir) ownerOnly(options.dataDir);
   // Every query is one statement; JSON and timestamps arrive parsed like `pg` does. PGlite's driver
   // parses and plans each query afresh, which for a batch statement joined to thousands of monitors
   // cost more than running it; a named one is prepared once in the session (SQL PREPARE, which

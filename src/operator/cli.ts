@@ -4,7 +4,7 @@
 import { isIPv6 } from 'node:net';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { cfg, sourceOf, type Config } from '../config/load.js';
+import { cfg, ConfigError, sourceOf, type Config } from '../config/load.js';
 import { OPERATOR_SECRET_FILE, readSecretFile, secretPath } from '../config/secrets.js';
 
 interface Command {
@@ -71,8 +71,8 @@ const COMMANDS: Record<string, Command> = {
 export function adminUsage(): string {
   return [
     'keepwatch admin <command> [--config PATH] [--url http://host:port] [options]', '',
-    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name} ${c.usage}`), '',
-    'Prints the server\'s JSON answer (delete-agent: nothing). Exits 0 done, 1 refused by the server, 2 bad usage, 3 no server.',
+    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name} ${c.usage}`.trimEnd()), '',
+    'Prints the server\'s JSON answer (delete-agent: nothing). Exits 0 done, 1 refused by the server, 2 bad usage or a refused configuration, 3 no server.',
   ].join('\n');
 }
 
@@ -82,8 +82,8 @@ class UsageError extends Error {}
 type Print = (s: string) => void;
 
 /**
- * Returns the process exit code: 0 done, 1 refused or not understood by the server, 2 bad usage, 3 no
- * server. `readConfig` is called only for a call to the server: usage and help need no working setup.
+ * Returns the process exit code: 0 done, 1 refused or not understood by the server, 2 bad usage or a
+ * refused configuration, 3 no server. `readConfig` is called only for a call to the server: usage and help need no working setup.
  * The server's JSON answer goes to `out`; an unknown command and the NOT_FOUND hint go to `errOut`.
  */
 export async function runAdmin(
@@ -111,6 +111,11 @@ export async function runAdmin(
   try {
     call = prepareCall(command, rest, readConfig);
   } catch (err) {
+    // A configuration it refuses is bad usage too: no server was asked, so never the server's 1.
+    if (err instanceof ConfigError) {
+      errOut(err.message);
+      return 2;
+    }
     if (!(err instanceof UsageError)) throw err;
     out(`${err.message}\n${usage}`);
     return 2;
@@ -144,6 +149,10 @@ function prepareCall(command: Command, args: string[], readConfig: () => Config)
   if (missing.length) throw new UsageError(`missing --${missing.join(', --')}`);
   const config = readConfig();
   const configured = cfg.optStr(config, 'operator.secret');
+  if (!configured && !cfg.bool(config, 'operator.auto_secret')) {
+    // As the server reads it: no secret and none generated, so its operator surface is off.
+    throw new UsageError('no operator secret: operator.secret is unset and operator.auto_secret is false, so the server\'s operator surface is off');
+  }
   const dataDir = resolve(cfg.str(config, 'data_dir'));
   const secret = configured ?? readSecretFile(dataDir, OPERATOR_SECRET_FILE);
   if (!secret) throw new UsageError(`no operator secret: set operator.secret, or run this where the server's data_dir (${cfg.str(config, 'data_dir')}) is`);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -24,6 +24,30 @@ describe('embedded store: one process per data dir', () => {
     const again = await openPglite({ dataDir: join(dir, 'pg') });
     assert.equal((await again.query<{ n: number }>('SELECT 1 AS n'))[0]!.n, 1);
     await again.close();
+  });
+
+  it('the store is the owner\'s alone: its directories 0700 and its files 0600, however they were left', async () => {
+    const store = join(dir, 'modes');
+    cpSync(await pgliteTemplateDir(), store, { recursive: true });
+    // As PGlite's initdb leaves them: it knows no umask.
+    chmodSync(store, 0o755);
+    chmodSync(join(store, 'PG_VERSION'), 0o666);
+    chmodSync(join(store, 'global'), 0o777);
+    const db = await openPglite({ dataDir: store });
+    try {
+      const loose: string[] = [];
+      const walk = (path: string): void => {
+        const mode = statSync(path).mode & 0o777;
+        if (statSync(path).isDirectory()) {
+          if (mode !== 0o700) loose.push(`${path} ${mode.toString(8)}`);
+          for (const name of readdirSync(path)) walk(join(path, name));
+        } else if (mode !== 0o600) loose.push(`${path} ${mode.toString(8)}`);
+      };
+      walk(store);
+      assert.deepEqual(loose, []);
+    } finally {
+      await db.close();
+    }
   });
 
   it('a lock held by a live process refuses; one left by a dead process is taken over', async () => {

@@ -102,6 +102,21 @@ describe('keepwatch admin', () => {
     assert.match(res.stdout, /no operator secret/);
   });
 
+  it('with operator.auto_secret off and no secret set, says the surface is off rather than send a stale file', async () => {
+    const res = await admin('list-regions', '--url', `http://127.0.0.1:${server.port}`);
+    assert.equal(res.code, 0, 'the generated secret is there');
+    const off = await runCli(['admin', 'list-regions'], { ...env, KEEPWATCH_OPERATOR__AUTO_SECRET: 'false' });
+    assert.equal(off.code, 2);
+    assert.match(off.stdout, /operator\.auto_secret is false, so the server's operator surface is off/);
+  });
+
+  it('a configuration it refuses is exit 2 with the config line on stderr, nothing on stdout (no server was asked)', async () => {
+    const res = await runCli(['admin', 'list-regions'], { ...env, KEEPWATCH_CHECKER__PER_HOST_MAX_INFLIGHT: '0' });
+    assert.equal(res.code, 2);
+    assert.equal(res.stdout, '');
+    assert.match(res.stderr, /^config: KEEPWATCH_CHECKER__PER_HOST_MAX_INFLIGHT: /);
+  });
+
   const NO_STACK = /\n\s+at /;
 
   it('reads options given before the command as the command\'s own', async () => {
