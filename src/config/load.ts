@@ -78,7 +78,8 @@ function resolveConfigFile(options: LoadOptions, env: NodeJS.ProcessEnv): string
 function readTomlFile(path: string): Record<string, ConfigValue> {
   let doc: Record<string, unknown>;
   try {
-    doc = parseToml(readFileSync(path, 'utf8')) as Record<string, unknown>;
+    // Integers as bigint, so a float (`5.0`) is told from a whole number.
+    doc = parseToml(readFileSync(path, 'utf8'), { integersAsBigInt: true }) as Record<string, unknown>;
   } catch (err) {
     throw new ConfigError(path, `not valid TOML: ${(err as Error).message}`);
   }
@@ -86,6 +87,9 @@ function readTomlFile(path: string): Record<string, ConfigValue> {
   for (const [key, raw] of flatten(doc)) {
     const spec = CONFIG_KEYS[key];
     if (!spec) throw new ConfigError(key, 'unknown key');
+    if (spec.type === 'integer' && typeof raw === 'number') {
+      throw new ConfigError(key, `expected a whole number, got the float ${Number.isInteger(raw) ? raw.toFixed(1) : raw}`);
+    }
     out[key] = coerce(key, spec, raw, false);
   }
   return out;

@@ -186,6 +186,9 @@ describe('config: refusals name the key', () => {
   it('refuses wrong types in the file', () => {
     assertRefuses(() => load({ cwd: withToml('[http]\nport = "8080"') }), 'http.port');
     assertRefuses(() => load({ cwd: withToml('[checker]\nper_host_max_inflight = 1.5') }), 'checker.per_host_max_inflight');
+    // A TOML float is no whole number, even one that looks like it.
+    assertRefuses(() => load({ cwd: withToml('[checker]\nper_host_max_inflight = 5.0') }), 'checker.per_host_max_inflight');
+    assert.equal(load({ cwd: withToml('[checker]\nper_host_max_inflight = 5') })['checker.per_host_max_inflight'], 5);
     assertRefuses(() => load({ cwd: withToml('[security]\nallow_private_targets = "true"') }), 'security.allow_private_targets');
     assertRefuses(() => load({ cwd: withToml('[auth]\nservice_name = 5') }), 'auth.service_name');
     assertRefuses(() => load({ cwd: withToml('[auth]\nservice_name = ["a"]') }), 'auth.service_name');
