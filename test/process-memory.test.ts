@@ -69,7 +69,8 @@ describe("node's own flags", () => {
   it('are on the command line of `npm start` and of bin/keepwatch.js, as the list says', () => {
     const root = new URL('../', import.meta.url);
     const start = (JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { scripts: Record<string, string> }).scripts.start!;
-    assert.equal(start, `node ${SERVE_NODE_FLAGS.join(' ')} dist/main.js serve`);
+    // `exec`: npm's shell gives way to node, so a supervisor's SIGTERM to `npm start` reaches the server.
+    assert.equal(start, `exec node ${SERVE_NODE_FLAGS.join(' ')} dist/main.js serve`);
     const shebang = readFileSync(new URL('bin/keepwatch.js', root), 'utf8').split('\n', 1)[0];
     assert.equal(shebang, `#!/usr/bin/env -S node ${SERVE_NODE_FLAGS.join(' ')}`);
   });

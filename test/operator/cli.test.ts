@@ -27,8 +27,9 @@ describe('keepwatch admin', () => {
     const res = await admin('--help');
     assert.equal(res.code, 0, res.stderr);
     for (const command of ['create-user', 'create-token', 'set-plan', 'set-overrides', 'clear-overrides', 'list-regions', 'create-region', 'create-agent', 'delete-agent']) {
-      assert.match(res.stdout, new RegExp(`^  ${command} `, 'm'), command);
+      assert.match(res.stdout, new RegExp(`^  ${command}( .*)?$`, 'm'), command);
     }
+    for (const line of res.stdout.split('\n')) assert.equal(line, line.trimEnd(), 'no trailing spaces');
   });
 
   it('create-user and create-token mint a working API token through the generated secret', async () => {
