@@ -1,8 +1,9 @@
-// Delivers the outbox, at least once. Each tick claims due rows with one UPDATE ... SKIP LOCKED
-// (pushing them a lease ahead, so a node that dies mid-send leaves them to be retried after it),
-// sends them outside any transaction, then records the outcome: delivered, retried after an
-// exponential backoff with jitter, or dead after MAX_ATTEMPTS. The same tick queues reminders
-// that have come due. Several nodes may run it on one store.
+// Delivers the outbox, at least once. Each pass claims due rows, as many as there are free send
+// slots, with one UPDATE ... SKIP LOCKED (pushing them a lease ahead, so a node that dies mid-send
+// leaves them to be retried after it), and sends them outside any transaction without waiting for
+// them: a hanging receiver holds only its own slot. Each send records its outcome: delivered,
+// retried after an exponential backoff with jitter, or dead after MAX_ATTEMPTS. The poll's passes
+// also queue reminders that have come due. Several nodes may run it on one store.
 import type { Logger } from 'pino';
 import { openConfig, type StoredChannelConfig } from '../channels/configs.js';
 import { cfg, type Config } from '../config/load.js';
@@ -17,14 +18,15 @@ import type { NotificationFacts } from './payloads.js';
 
 /** Attempts before a notification is dead: with a 10 s base that is about 21 minutes of trying. */
 export const MAX_ATTEMPTS = 8;
-/** Batches one pass may take before yielding to the next tick (and to reminders). */
-const MAX_ROUNDS_PER_PASS = 20;
 /**
  * Why a reminder was not sent: acknowledging or resolving stops reminders, including those already
  * queued or retrying. The status model has no "cancelled", so it ends `dead` with this reason.
  */
 export const REMINDER_STOPPED = 'not sent: the incident was acknowledged or resolved first';
 export const CHANNEL_SILENT = 'not sent: the channel was disabled, or its new address is not confirmed yet';
+export const CHANNEL_DELETED = 'not sent: the channel was deleted';
+/** The longest wait before a retry, the backoff's and a receiver's `Retry-After` alike. */
+export const RETRY_DELAY_CAP_MS = 3_600_000;
 
 export interface WorkerOptions {
   /** First retry delay; each later one doubles (capped at an hour), with +-20% jitter. */
@@ -36,14 +38,14 @@ export interface WorkerOptions {
 }
 
 export function retryDelayMs(attempt: number, baseMs: number, random = Math.random): number {
-  const delay = Math.min(3_600_000, baseMs * 2 ** (attempt - 1));
+  const delay = Math.min(RETRY_DELAY_CAP_MS, baseMs * 2 ** (attempt - 1));
   return Math.round(delay * (0.8 + 0.4 * random()));
 }
 
 interface ClaimedRow {
   id: string; event: NotificationEvent; attempts: number; kind: string | null; config: StoredChannelConfig | null;
   channel_id: string | null; acknowledge_button: boolean | null; acknowledged_at: Date | null;
-  /** Null when the channel was deleted. */
+  /** Whether the channel pages now; false for a deleted one too (`channel_id` null says which). */
   pages: boolean | null;
   incident_id: string; title: string | null; status: string; impact: string; cause: string | null;
   started_at: Date; ended_at: Date | null; reminders_sent: number; target_id: string | null; target_name: string | null;
@@ -52,6 +54,10 @@ interface ClaimedRow {
 export class NotificationWorker {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | null = null;
+  /** Sends under way, at most `batch`: a slow or hanging receiver holds its own slot, never the next claim. */
+  private readonly sending = new Set<Promise<void>>();
+  /** The last claim filled every free slot: more may be due, so a finished send claims again at once. */
+  private backlog = false;
   private readonly o: Required<WorkerOptions>;
 
   constructor(
@@ -62,28 +68,43 @@ export class NotificationWorker {
   }
 
   start(): void {
-    this.timer = setInterval(() => void this.tick(), this.o.pollMs);
+    this.timer = setInterval(() => void this.pass(), this.o.pollMs);
     this.timer.unref();
   }
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    this.backlog = false;
     await this.running;
+    await Promise.all(this.sending);
   }
 
-  /** One pass: reminders due, then a batch of deliveries. Overlapping calls share the pass. */
-  tick(): Promise<void> {
-    this.running ??= this.pass().catch((err: unknown) => this.deps.log.error({ err }, 'notification pass failed')).finally(() => { this.running = null; });
+  /** A pass, and every send it (or one it led to) started, finished: for callers that must see the outcome. */
+  async tick(): Promise<void> {
+    await this.pass();
+    while (this.running || this.sending.size) await Promise.all([this.running, ...this.sending]);
+  }
+
+  /** Reminders due (on the poll's passes), then claims for the free send slots. Overlapping calls share the pass. */
+  private pass(reminders = true): Promise<void> {
+    this.running ??= this.claimAndSend(reminders).catch((err: unknown) => this.deps.log.error({ err }, 'notification pass failed')).finally(() => { this.running = null; });
     return this.running;
   }
 
-  /** A full batch means more may be waiting: claim again at once rather than after the poll. */
-  private async pass(): Promise<void> {
-    await this.queueReminders();
-    for (let round = 0; round < MAX_ROUNDS_PER_PASS; round++) {
-      const claimed = await this.claim();
-      await Promise.all(claimed.map((row) => this.deliver(row)));
-      if (claimed.length < this.o.batch) return;
+  private async claimAndSend(reminders: boolean): Promise<void> {
+    if (reminders) await this.queueReminders();
+    const room = this.o.batch - this.sending.size;
+    if (room <= 0) return;
+    const claimed = await this.claim(room);
+    this.backlog = claimed.length === room;
+    for (const row of claimed) {
+      const send: Promise<void> = this.deliver(row)
+        .catch((err: unknown) => this.deps.log.error({ err, notification: row.id }, 'notification send failed'))
+        .finally(() => {
+          this.sending.delete(send);
+          if (this.backlog) void this.pass(false);
+        });
+      this.sending.add(send);
     }
   }
 
@@ -114,7 +135,7 @@ export class NotificationWorker {
     });
   }
 
-  private async claim(): Promise<ClaimedRow[]> {
+  private async claim(limit: number): Promise<ClaimedRow[]> {
     const now = this.deps.clock.now();
     return this.deps.db.query<ClaimedRow>(
       `WITH claimed AS (
@@ -131,14 +152,14 @@ export class NotificationWorker {
          FROM claimed c JOIN incidents i ON i.id = c.incident_id
          LEFT JOIN notification_channels ch ON ch.id = c.channel_id
          LEFT JOIN targets t ON t.id = i.target_id`,
-      [now, new Date(now.getTime() + this.o.leaseMs), this.o.batch]);
+      [now, new Date(now.getTime() + this.o.leaseMs), limit]);
   }
 
   private async deliver(row: ClaimedRow): Promise<void> {
     // A retry follows the incident and the channel as they are now: disabled, or readdressed and
     // not confirmed since it was queued, the channel pages no more.
     const notSent = row.event === 'reminder' && (row.status !== 'open' || row.acknowledged_at) ? REMINDER_STOPPED
-      : row.pages === false ? CHANNEL_SILENT : null;
+      : row.channel_id === null ? CHANNEL_DELETED : row.pages === false ? CHANNEL_SILENT : null;
     if (notSent) {
       // Not an attempt: nothing was sent.
       await this.deps.db.query(`UPDATE notifications SET status = 'dead', attempts = attempts - 1, last_error = $2 WHERE id = $1`, [row.id, notSent]);
@@ -159,7 +180,7 @@ export class NotificationWorker {
     let failure: DeliveryError | null = null;
     try {
       const config = row.config && openConfig(row.config, this.deps.sealer);
-      if (!config) throw new DeliveryError(row.config ? 'a channel secret was sealed under a key that is no longer configured' : 'the channel was deleted', { permanent: true });
+      if (!config) throw new DeliveryError('a channel secret was sealed under a key that is no longer configured', { permanent: true });
       await this.deps.deliverer.send(config, facts);
     } catch (err) {
       failure = err instanceof DeliveryError ? err : new DeliveryError((err as Error).message);
@@ -170,7 +191,9 @@ export class NotificationWorker {
       return;
     }
     const dead = row.attempts >= MAX_ATTEMPTS || failure.options.permanent === true;
-    const next = new Date(now.getTime() + Math.max(failure.options.retryAfterMs ?? 0, retryDelayMs(row.attempts, this.o.baseDelayMs)));
+    // A receiver's Retry-After may lengthen the wait, up to the cap: a day-long one would hold every later notice of the incident.
+    const waitMs = Math.max(Math.min(failure.options.retryAfterMs ?? 0, RETRY_DELAY_CAP_MS), retryDelayMs(row.attempts, this.o.baseDelayMs));
+    const next = new Date(now.getTime() + waitMs);
     await this.deps.db.query('UPDATE notifications SET status = $2, last_error = $3, next_attempt_at = $4 WHERE id = $1',
       [row.id, dead ? 'dead' : 'pending', failure.message.slice(0, 500), next]);
     if (dead) this.deps.log.warn({ notification: row.id, error: failure.message }, 'notification dead-lettered');

@@ -1,16 +1,17 @@
 // Notifications end to end: the incident engine queues them in its transaction, the worker
 // delivers them to real local receivers (signed webhook, Slack, Discord and Teams shapes), retries
-// with backoff then dead-letters, sends reminders on the doubling cadence until acknowledged, one
-// on recovery unless notify_recovery is false, and a send cut off by a dying node is delivered by
-// another with the same idempotency key.
+// with backoff (a receiver's Retry-After up to a cap) then dead-letters, sends reminders on the
+// doubling cadence until acknowledged, one on recovery unless notify_recovery is false (to every
+// channel the incident paged, bound still or not), a hanging receiver holds only its own send, and a
+// send cut off by a dying node is delivered by another with the same idempotency key.
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import { Deliverer, NotificationWorker } from '../../src/notifications/index.js';
 import { signature } from '../../src/notifications/deliver.js';
-import { CHANNEL_SILENT } from '../../src/notifications/worker.js';
+import { CHANNEL_DELETED, CHANNEL_SILENT, RETRY_DELAY_CAP_MS } from '../../src/notifications/worker.js';
 import { createTenantWithToken, createToken, startTestApp, type Tenant, type TestApp } from '../helpers/app.js';
 import { client, expectError, httpTarget, type Api, type Json } from '../targets/helpers.js';
 
@@ -25,6 +26,8 @@ describe('notification delivery', () => {
   let deliverer: Deliverer;
   let worker: NotificationWorker;
   const received: { path: string; headers: Record<string, unknown>; raw: string; body: Json }[] = [];
+  /** Answers held by the `/hang` receiver until a test lets them go. */
+  const hanging: ServerResponse[] = [];
 
   before(async () => {
     receiver = createServer((req, res) => {
@@ -32,6 +35,8 @@ describe('notification delivery', () => {
       req.on('data', (c) => { raw += c; });
       req.on('end', () => {
         received.push({ path: req.url!, headers: req.headers, raw, body: JSON.parse(raw) });
+        if (req.url === '/hang') { hanging.push(res); return; }
+        if (req.url === '/retry-after') { res.writeHead(503, { 'retry-after': '99999999999999999' }); res.end(); return; }
         res.writeHead(req.url === '/fail' ? 500 : 204);
         res.end();
       });
@@ -260,6 +265,66 @@ describe('notification delivery', () => {
     await feed(id, ['up']);
     await worker.tick();
     assert.deepEqual(take().map((r) => [r.path, r.body.event]), [['/paged', 'recovered']]);
+  });
+
+  it('a channel unbound from the monitor while the incident is open still hears its recovery', async () => {
+    const paged = await channel('unbound later', { type: 'webhook', url: `${base}/unbound-later` });
+    const id = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, recovery_period_secs: 0, renotify_interval_secs: 0, alerts: [{ channel_id: paged }] }))).json().id as string;
+    await feed(id, ['down']);
+    await worker.tick();
+    assert.equal((await api('PATCH', `/api/v1/targets/${id}`, { alerts: [] })).statusCode, 200);
+    take();
+    await feed(id, ['up']);
+    await worker.tick();
+    assert.deepEqual(take().map((r) => [r.path, r.body.event]), [['/unbound-later', 'recovered']], 'the alert it raised is closed');
+  });
+
+  it('a receiver\'s Retry-After lengthens the wait only up to the cap', async () => {
+    const slow = await channel('retry after', { type: 'webhook', url: `${base}/retry-after` });
+    const id = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, renotify_interval_secs: 0, alerts: [{ channel_id: slow }] }))).json().id as string;
+    await feed(id, ['down']);
+    const incident = await openIncident(id);
+    await worker.tick();
+    const [first] = await deliveries(incident.id);
+    assert.deepEqual([first!.status, first!.attempts, first!.last_error], ['pending', 1, 'HTTP 503']);
+    const wait = Date.parse(first!.next_attempt_at) - t.clock.now().getTime();
+    assert.ok(wait > RETRY_DELAY_CAP_MS - 5 * S && wait <= RETRY_DELAY_CAP_MS, `an hour, not the receiver's three million years (${wait} ms)`);
+  });
+
+  it('a hanging receiver holds only its own send: the next notification goes meanwhile', async () => {
+    const stuck = await channel('hanging', { type: 'webhook', url: `${base}/hang` });
+    const fine = await channel('fine', { type: 'webhook', url: `${base}/fine` });
+    const live = new NotificationWorker({ ...t.services, deliverer }, { pollMs: 20 });
+    const first = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, renotify_interval_secs: 0, alerts: [{ channel_id: stuck }] }))).json().id as string;
+    const second = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, renotify_interval_secs: 0, alerts: [{ channel_id: fine }] }))).json().id as string;
+    take();
+    live.start();
+    try {
+      await feed(first, ['down']);
+      while (!hanging.length) await new Promise((resolve) => setTimeout(resolve, 10));
+      await feed(second, ['down']);
+      const deadline = Date.now() + 5000;
+      while (!received.some((r) => r.path === '/fine') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.ok(received.some((r) => r.path === '/fine'), 'delivered while the other send hangs');
+    } finally {
+      for (const res of hanging.splice(0)) { res.writeHead(204); res.end(); }
+      await live.stop();
+    }
+  });
+
+  it('a notification pending when its channel is deleted is not sent: dead, saying so', async () => {
+    const doomed = await channel('deleted later', { type: 'webhook', url: `${base}/fail` });
+    const id = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, renotify_interval_secs: 0, alerts: [{ channel_id: doomed }] }))).json().id as string;
+    await feed(id, ['down']);
+    const incident = await openIncident(id);
+    await worker.tick();
+    assert.equal((await api('DELETE', `/api/v1/notification-channels/${doomed}`)).statusCode, 204);
+    take();
+    t.clock.advance(60 * S);
+    await worker.tick();
+    const [last] = await deliveries(incident.id);
+    assert.deepEqual([last!.status, last!.attempts, last!.last_error, last!.channel_id], ['dead', 1, CHANNEL_DELETED, null]);
+    assert.equal(take().length, 0, 'nothing was sent');
   });
 
   it('retries a failing receiver with backoff, then dead-letters it', async () => {
