@@ -35,7 +35,7 @@ const chatWebhook = (type: 'slack' | 'discord' | 'teams', title: string, secret:
 const channelConfig = (secret: SecretField) => discriminated('type', [
   Type.Object({
     type: Type.Literal('webhook'),
-    url: url('Receives a JSON POST per notification.'),
+    url: url('Receives a JSON POST per notification: `{id, event, test, incident: {id, title, status, impact, cause, started_at, ended_at, reminders_sent}, monitor: {id, name} | null}`, `event` one of `opened`, `reminder`, `recovered`; `id` is the notification\'s, the same on every retry (drop a repeat by it). Headers: `X-Keepwatch-Event` (the event), `X-Keepwatch-Delivery` (the id), and `X-Keepwatch-Signature` when a secret is set. A 2xx answer is delivered; any other is retried (a `Retry-After` in seconds lengthens the wait, up to an hour).'),
     secret: Type.Optional(nullable(secret('Signs the body: `X-Keepwatch-Signature: sha256=<hex>` carries the HMAC-SHA256 of the raw body under this secret, as lower-case hex after `sha256=`.'))),
   }, { ...strict, title: 'WebhookChannelConfig' }),
   chatWebhook('slack', 'Slack', secret),

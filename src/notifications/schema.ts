@@ -8,7 +8,7 @@ export const Notification = Type.Object({
   channel_id: nullable(Type.String({ format: 'uuid', description: 'Null once the channel is deleted.' })),
   event: Type.Union([Type.Literal('opened'), Type.Literal('reminder'), Type.Literal('recovered')]),
   status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('dead')], {
-    description: '`pending` until delivered; `dead` after 8 failed attempts (retries back off from 10 s, doubling, with jitter) or a failure no retry can fix, or for a `reminder` not sent because the incident was acknowledged or resolved first (`last_error` says so; `attempts` counts only sends tried).',
+    description: '`pending` until delivered; `dead` after 8 failed attempts (retries back off from 10 s, doubling, with jitter, up to an hour; a receiver\'s `Retry-After` may lengthen a wait up to that hour) or a failure no retry can fix, or for a `reminder` not sent because the incident was acknowledged or resolved first (`last_error` says so; `attempts` counts only sends tried).',
   }),
   attempts: Type.Integer({ minimum: 0 }),
   last_error: nullable(Type.String()),

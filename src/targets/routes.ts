@@ -95,6 +95,7 @@ export function registerTargetRoutes(app: FastifyInstance, services: Services): 
   addRoute(app, {
     method: 'DELETE', url: '/api/v1/targets/:id', auth: 'user', scope: 'targets:delete', tags: TAGS,
     summary: 'Delete a target', params: IdParams,
+    description: 'Answers 204; its ping URL, sub-routes and history go with it. An open incident of the monitor ends with the delete (its timeline says `closed`: "the monitor was deleted"). No recovery notice goes, as the monitor did not recover: an alert it raised stays open in the receiver until someone closes it there.',
     response: { 204: null },
     handler: async (request, reply) => {
       await deleteTarget(ctx(request), request.params.id);
