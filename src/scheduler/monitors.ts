@@ -79,6 +79,12 @@ export async function* loadShards(db: Executor, shards: readonly number[], chang
   }
 }
 
+/** Monitors deleted at or after `since` (the delete trigger remembers each for a day). */
+export async function deletedSince(db: Executor, since: Date): Promise<string[]> {
+  const rows = await db.query<{ target_id: string }>('SELECT target_id FROM deleted_targets WHERE deleted_at >= $1', [since]);
+  return rows.map((r) => r.target_id);
+}
+
 export interface HandOutDeps {
   plans: PlanService;
   sealer: Sealer;

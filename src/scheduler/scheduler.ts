@@ -17,7 +17,7 @@ import type { CheckSpecT } from '../targets/check-specs.js';
 import { NO_VARIABLES, type OrgVariables } from '../variables/index.js';
 import { DueHeap } from './heap.js';
 import { ShardLeases, type LeaseOptions } from './leases.js';
-import { loadShards, toMonitor, type Monitor, type MonitorRow } from './monitors.js';
+import { deletedSince, loadShards, toMonitor, type Monitor, type MonitorRow } from './monitors.js';
 import { dispatchQuantumMs, movedPhaseMs, nextSlotMs, phaseMs, shardOf } from './slots.js';
 import { HostThrottle, hostPortOf } from './throttle.js';
 
@@ -187,6 +187,8 @@ export class Scheduler {
     try {
       const started = new Date();
       await this.apply(loadShards(this.o.db, this.leases.owned(), since), false);
+      // A deleted monitor leaves no row to read: its id is remembered apart.
+      for (const id of await deletedSince(this.o.db, since)) this.remove(id);
       this.watermark = started;
     } catch (err) {
       this.o.log.warn({ err }, 'scheduler: polling for changed monitors failed');

@@ -1,12 +1,13 @@
 // How the scheduler reads its monitors: in pages by id (every monitor once, in order, whatever the
 // page size, shard subset or changed-since filter), and a full reload that drops what it did not
-// see, except a monitor a poll read while the reload ran; the checks a second it keeps count of as
+// see, except a monitor a poll read while the reload ran; a poll drops a monitor deleted since the
+// last; the checks a second it keeps count of as
 // monitors come, go and change interval (what sizes the timer's quantum).
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import type { Db } from '../../src/db/db.js';
-import { loadShards, type MonitorRow } from '../../src/scheduler/monitors.js';
+import { deletedSince, loadShards, type MonitorRow } from '../../src/scheduler/monitors.js';
 import type { Scheduler } from '../../src/scheduler/scheduler.js';
 import { SHARD_COUNT, shardOf } from '../../src/scheduler/slots.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -96,6 +97,8 @@ describe('scheduler: loading monitors', () => {
     assert.equal(rate(), 5, 'five monitors a minute: what sizes the timer\'s quantum');
 
     assert.equal((await api('DELETE', `/api/v1/targets/${ids[2]}`)).statusCode, 204);
+    // As if its deletion were older than the polls look back: only the reload can drop it now.
+    await s.db.query(`UPDATE deleted_targets SET deleted_at = now() - interval '1 hour' WHERE target_id = $1`, [ids[2]]);
     armed = true;
     const reloading = (scheduler as unknown as { reload(): Promise<void> }).reload();
     await reachedGate;
@@ -113,5 +116,22 @@ describe('scheduler: loading monitors', () => {
     for (let i = 0; i < 100 && rate() !== 6; i++) await sleep(20);
     assert.equal(rate(), 6, 'and interval changes (one monitor now twice a minute)');
     ids.splice(2, 1, created);
+  });
+
+  it('a poll drops a monitor deleted since the last one, without waiting for a full reload', async () => {
+    await Promise.all(stopped.splice(0).map((earlier) => earlier.stop())); // its shard leases go with it
+    const scheduler = testScheduler(t, { leases: { ttlMs: 60_000, renewMs: 20_000 }, pollMs: 50, reloadMs: 3_600_000 });
+    stopped.push(scheduler);
+    await scheduler.start();
+    const before = scheduler.scheduledCount;
+    const doomed = await create('deleted soon');
+    for (let i = 0; i < 100 && scheduler.scheduledCount === before; i++) await sleep(20);
+    assert.equal(scheduler.scheduledCount, before + 1);
+    assert.deepEqual(await deletedSince(t.services.db, new Date()), []);
+    const deletedAfter = new Date(Date.now() - 1000);
+    assert.equal((await api('DELETE', `/api/v1/targets/${doomed}`)).statusCode, 204);
+    assert.deepEqual(await deletedSince(t.services.db, deletedAfter), [doomed]);
+    for (let i = 0; i < 100 && scheduler.scheduledCount > before; i++) await sleep(20);
+    assert.equal(scheduler.scheduledCount, before, 'gone at the next poll (the reload is an hour away)');
   });
 });
