@@ -58,6 +58,7 @@ export class NotificationWorker {
   private readonly sending = new Set<Promise<void>>();
   /** The last claim filled every free slot: more may be due, so a finished send claims again at once. */
   private backlog = false;
+  private stopping = false;
   private readonly o: Required<WorkerOptions>;
 
   constructor(
@@ -72,21 +73,26 @@ export class NotificationWorker {
     this.timer.unref();
   }
 
+  /** No new pass starts; the one under way and the sends started finish. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
-    this.backlog = false;
-    await this.running;
-    await Promise.all(this.sending);
+    this.stopping = true;
+    await this.settled();
   }
 
   /** A pass, and every send it (or one it led to) started, finished: for callers that must see the outcome. */
   async tick(): Promise<void> {
     await this.pass();
+    await this.settled();
+  }
+
+  private async settled(): Promise<void> {
     while (this.running || this.sending.size) await Promise.all([this.running, ...this.sending]);
   }
 
   /** Reminders due (on the poll's passes), then claims for the free send slots. Overlapping calls share the pass. */
   private pass(reminders = true): Promise<void> {
+    if (this.stopping) return Promise.resolve();
     this.running ??= this.claimAndSend(reminders).catch((err: unknown) => this.deps.log.error({ err }, 'notification pass failed')).finally(() => { this.running = null; });
     return this.running;
   }
