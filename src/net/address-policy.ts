@@ -10,6 +10,12 @@ type IPv6 = ipaddr.IPv6;
 const ALLOWED_V4 = new Set(['unicast', 'as112', 'amt']);
 /** IPv6 ranges reachable as they are. Every other named range is blocked (fail closed). */
 const ALLOWED_V6 = new Set(['unicast', 'as112v6', 'amt']);
+/**
+ * IANA allocates global unicast from 2000::/3 alone. ipaddr.js's `unicast` is its catch-all, so an
+ * address outside 2000::/3 that its table does not name (RFC 9780's dummy prefix 100:0:0:1::/64, or
+ * a range newer than the library) is not taken for a public one.
+ */
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
 
 /** An IP literal or a host name, normalised as the WHATWG URL parser would. */
 export type HostLiteral =
@@ -106,6 +112,7 @@ function blockedV6(ip: IPv6): string | null {
     const label = range === 'unicast' ? 'ipv4Compatible' : range;
     return inner === undefined ? null : `${label}/${inner}`;
   }
+  if (range === 'unicast' && !ip.match(GLOBAL_UNICAST_V6)) return 'notGlobalUnicast';
   return ALLOWED_V6.has(range) ? null : range;
 }
 

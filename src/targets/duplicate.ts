@@ -57,12 +57,19 @@ export function withAddress(check: CheckSpecT, address: string | undefined): Che
  */
 const ADDRESS_RULES = new Set(['check.verify_tls']);
 
-/** An error in the copy's check that its address caused names `address`: one in a field the address replaced, or an address rule. */
-function asAddressError(err: unknown, address: string | undefined): unknown {
-  if (address === undefined || !(err instanceof AppError)) return err;
+/**
+ * An error in the copy's check names what the request holds: `address` when the address caused it
+ * (a field it replaced, or an address rule), else the copy itself, since a copy has no `check` (the
+ * source's check no longer passes, e.g. a private URL stored while the deployment allowed them).
+ */
+function asCopyError(err: unknown, address: string | undefined): unknown {
+  if (!(err instanceof AppError)) return err;
   const field = err.extra.field ?? '';
-  if (!ADDRESS_FIELDS.has(field) && !ADDRESS_RULES.has(field) && err.code !== 'INVALID_IP_VERSION') return err;
-  return new AppError(err.status, err.code, `address: ${err.message}`, { ...err.extra, field: 'address' });
+  const byAddress = address !== undefined && (ADDRESS_FIELDS.has(field) || ADDRESS_RULES.has(field) || err.code === 'INVALID_IP_VERSION');
+  if (byAddress) return new AppError(err.status, err.code, `address: ${err.message}`, { ...err.extra, field: 'address' });
+  if (!field.startsWith('check.')) return err;
+  const { field: _copyHasNoCheck, ...extra } = err.extra;
+  return new AppError(err.status, err.code, `the source's ${err.message}`, extra);
 }
 
 /** Every copy checked as a create would check its check; the rest is copied from the stored row (rule 2). */
@@ -80,7 +87,7 @@ async function prepareCopies(ctx: TargetsCtx, source: TargetRow, copies: readonl
       try {
         prepared = await prepareCheck(check, itemCtx);
       } catch (err) {
-        throw asAddressError(err, copy.address);
+        throw asCopyError(err, copy.address);
       }
       items.push({
         texts: prepared.texts,

@@ -25,6 +25,8 @@ const ADDRESSES: [string, string | null][] = [
   ['ff02::1', 'multicast'], ['fec0::1', 'deprecatedSiteLocal'], ['100::1', 'discard'],
   ['2001:db8::1', 'reserved'], ['3fff::1', 'reserved'], ['2001:2::1', 'benchmarking'],
   ['2001:20::1', 'orchid2'], ['64:ff9b:1::8.8.8.8', 'rfc6052'],
+  // Outside 2000::/3, where IANA allocates no global unicast, though ipaddr.js names no range there
+  ['100:0:0:1::1', 'notGlobalUnicast'], ['1::1', 'notGlobalUnicast'], ['4000::1', 'notGlobalUnicast'], ['e000::1', 'notGlobalUnicast'],
   // IPv4-mapped: the IPv4 address it carries
   ['::ffff:127.0.0.1', 'loopback'], ['::ffff:7f00:1', 'loopback'],
   ['::ffff:10.1.2.3', 'private'], ['::ffff:169.254.169.254', 'linkLocal'],

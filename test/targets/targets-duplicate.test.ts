@@ -90,12 +90,18 @@ describe('targets: duplicate', () => {
 
   it('all or nothing: a bad copy is named; more than 100 is 413 BULK_TOO_LARGE; an unknown or foreign source is 404', async () => {
     const source = await create(httpTarget());
+    const stale = await create(httpTarget());
     const before = await total();
     expectError(await duplicate(source.id, [{ name: 'ok' }, { name: 'bad', address: 'not a url' }]), 400, 'VALIDATION_FAILED', 'copies[1].address');
     expectError(await duplicate(source.id, [{ name: 'blank', address: ' ' }]), 400, 'VALIDATION_FAILED', 'copies[0].address');
     expectError(await duplicate(source.id, [{ name: 'ok' }, { name: 'private', address: 'http://127.0.0.1/' }]), 400, 'VALIDATION_FAILED', 'copies[1].address');
     expectError(await duplicate(source.id, [{ name: '  ' }]), 400, 'VALIDATION_FAILED', 'copies[0].name');
     expectError(await duplicate(source.id, [{ name: 'x', colour: 'red' }]), 422, 'INVALID_JSON', 'copies[0].colour');
+    // A source whose own check no longer passes (stored while the deployment allowed private
+    // targets): the copy is named, as it has no `check` of its own.
+    await t.services.db.query(`UPDATE targets SET check_spec = jsonb_set(check_spec, '{url}', '"http://127.0.0.1/"') WHERE id = $1`, [stale.id]);
+    const refused = expectError(await duplicate(stale.id, [{ name: 'again' }]), 400, 'VALIDATION_FAILED', 'copies[0]');
+    assert.match(refused.message, /the source's check\.url/);
     expectError(await duplicate(source.id, Array.from({ length: 101 }, (_, i) => ({ name: `c${i}` }))), 413, 'BULK_TOO_LARGE', 'copies');
     assert.equal(await total(), before);
     expectError(await duplicate('0190a0a0-0000-7000-8000-000000000000', [{ name: 'x' }]), 404, 'NOT_FOUND');
