@@ -47,6 +47,9 @@ function requestObserver(log: Logger, metrics: Metrics | undefined): RequestObse
   };
 }
 
+/** How long a request may take to arrive, headers and body (Node answers 408 and closes after). */
+export const REQUEST_TIMEOUT_MS = 120_000;
+
 const requestIdOf = (req: IncomingMessage): string => (req.headers['x-request-id'] as string | undefined) ?? randomUUID();
 
 /**
@@ -86,6 +89,9 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     // A per-request child logger costs a few microseconds; at level silent it could never write a line.
     childLoggerFactory: (logger, bindings, options) => (logger.level === 'silent' ? logger : logger.child(bindings, options)),
     bodyLimit: 1024 * 1024,
+    // A request must arrive whole within 2 minutes (a 64 MiB bulk body on a slow link included):
+    // Fastify's default, none, let a body that never finishes hold its connection for good.
+    requestTimeout: REQUEST_TIMEOUT_MS,
     ajv: { customOptions: { removeAdditional: false } },
     routerOptions: { ignoreTrailingSlash: false },
   });

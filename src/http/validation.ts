@@ -286,6 +286,10 @@ function describe(err: ErrorObject): string {
   switch (err.keyword) {
     case 'enum': return `must be one of: ${(err.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
     case 'const': return `must be ${JSON.stringify(err.params.allowedValue)}`;
+    case 'propertyNames': {
+      const max = (err.schema as { maxLength?: number } | undefined)?.maxLength;
+      return `has a key ${JSON.stringify(String(err.params.propertyName).slice(0, 40))}${max === undefined ? ' that is not accepted' : ` longer than ${max} characters`}`;
+    }
     default: return err.message ?? 'is invalid';
   }
 }

@@ -22,7 +22,8 @@ export function normalizeTags(tags: readonly string[], field = 'tags', { ignoreC
   const out: string[] = [];
   const seen = new Set<string>();
   tags.forEach((raw, i) => {
-    const tag = raw.trim();
+    // NFC: `é` typed as one code point or as `e` and a combining accent is one tag.
+    const tag = raw.trim().normalize('NFC');
     const at = `${field}[${i}]`;
     if (tag === '') throw tagError(at, 'must not be blank');
     if (INVISIBLE.test(tag)) throw tagError(at, 'must not contain control or invisible characters');

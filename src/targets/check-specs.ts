@@ -10,6 +10,9 @@ import {
 } from './constants.js';
 
 const strict = { additionalProperties: false } as const;
+/** An http check's own headers: more, or longer names, serve no check and cost every read of the monitor. */
+export const HEADERS_MAX = 100;
+export const HEADER_NAME_MAX = 256;
 /** An optional field a response shows as `null` when unset: one shape whether a client sent `null` or nothing. */
 const unsetIsNull = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()], { default: null }));
 const timeout = (fallback: number, max = 60_000) =>
@@ -40,7 +43,10 @@ export const HttpCheck = Type.Object({
   max_redirects: Type.Integer({ minimum: 0, maximum: 20, default: 5 }),
   expected_status: Type.Optional({ ...ExpectedStatus, default: DEFAULT_EXPECTED_STATUS }),
   expected_body_contains: unsetIsNull(Type.String({ minLength: 1, maxLength: 1024, description: 'Substring the body must hold, searched in its first 1 MiB (1,048,576 bytes, UTF-8); past that the check is down, saying so.' })),
-  headers: Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ maxLength: 8192 }), { default: {}, description: 'Request headers; values may reference variables, secret ones included. A name must be an HTTP token (no space, colon or control character) and a value must hold no CR, LF, NUL or other control character (tab aside) nor a character beyond U+00FF, as the HTTP client checks when sending; otherwise 400 `VALIDATION_FAILED` naming `check.headers.<name>` (`headers.<name>` on `POST /api/v1/targets/test`).' }),
+  headers: Type.Record(Type.String({ minLength: 1, maxLength: HEADER_NAME_MAX }), Type.String({ maxLength: 8192 }), {
+    default: {}, maxProperties: HEADERS_MAX, propertyNames: { maxLength: HEADER_NAME_MAX },
+    description: `Request headers, at most ${HEADERS_MAX}, names at most ${HEADER_NAME_MAX} characters, values 8192; \`Host\` may be set (a virtual host), the framing headers (\`Content-Length\`, \`Transfer-Encoding\`, \`Connection\`, \`Keep-Alive\`, \`Upgrade\`, \`TE\`, \`Trailer\`) are the client's own and refused. Values may reference variables, secret ones included. A name must be an HTTP token (no space, colon or control character) and a value must hold no CR, LF, NUL or other control character (tab aside) nor a character beyond U+00FF, as the HTTP client checks when sending; otherwise 400 \`VALIDATION_FAILED\` naming \`check.headers.<name>\` (\`headers.<name>\` on \`POST /api/v1/targets/test\`).`,
+  }),
   body: unsetIsNull(Type.String({ maxLength: 65_536 })),
   verify_tls: Type.Boolean({ default: true }),
   basic_auth: unsetIsNull(Type.Tuple([Type.String({ maxLength: 1024 }), Type.String({ maxLength: 1024 })], { description: '[user, password]; redacted as `***` in responses.' })),

@@ -82,9 +82,13 @@ function checkHeaders(headers: Spec<'http'>['headers']): void {
     } catch {
       throw invalid(field, 'the name must be an HTTP token (letters, digits and !#$%&\'*+-.^_`|~; no space or colon)');
     }
+    if (FRAMING_HEADERS.has(name.toLowerCase())) throw invalid(field, 'the HTTP client frames the request itself; a check cannot set this header');
     checkHeaderValue(name, value, field);
   }
 }
+
+/** Headers that frame the request or its connection: set by a check, every run would hang or fail. */
+const FRAMING_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-connection']);
 
 function checkHeaderValue(name: string, value: string, field: string): void {
   try {

@@ -47,12 +47,12 @@ export function registerTargetRoutes(app: FastifyInstance, services: Services): 
 
   addRoute(app, {
     method: 'GET', url: '/api/v1/targets', auth: 'user', scope: 'targets:read', tags: TAGS,
-    summary: "List the org's targets", description: 'Oldest first. `tag` matches one tag exactly (trimmed, as tags are stored); `q` is a case-insensitive substring of the name. A blank `tag` or `q` filters nothing.',
+    summary: "List the org's targets", description: 'Oldest first. `tag` matches one tag exactly (trimmed and in Unicode NFC, as tags are stored); `q` is a case-insensitive substring of the name. A blank `tag` or `q` filters nothing.',
     querystring: ListTargetsQuery,
     response: { 200: TargetList },
     handler: async (request) => {
       const { limit = 50, offset = 0, tag, enabled, q } = request.query;
-      return listTargets(ctx(request), { tag: tag?.trim() || undefined, enabled, q: q || undefined }, { limit, offset });
+      return listTargets(ctx(request), { tag: tag?.trim().normalize('NFC') || undefined, enabled, q: q || undefined }, { limit, offset });
     },
   });
 

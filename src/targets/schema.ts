@@ -40,7 +40,7 @@ const fields = {
   check: CheckSpec,
   interval: Type.Integer({ maximum: INTERVAL_MAX_SECS, description: `Seconds between ticks, at most ${INTERVAL_MAX_SECS} (31 days). Below max(plan \`min_check_interval_secs\`, kind floor), zero and negative values included, is 422 \`MIN_CHECK_INTERVAL\`; a manual monitor takes exactly 60, any other value is 400 \`INVALID_INTERVAL\`. Default per kind: 86400 domain_expiry, 43200 tls_cert, exactly 60 manual, the heartbeat cadence for heartbeat, max(60, floor) otherwise.` }),
   enabled: Type.Boolean({ description: "The customer's pause switch; default true." }),
-  tags: Type.Array(Type.String({ maxLength: 1024 }), { maxItems: TAGS_BODY_MAX, description: `Trimmed and de-duplicated, then at most ${TAGS_MAX}, each at most ${TAG_MAX_LENGTH} characters; no blank, control or invisible characters.` }),
+  tags: Type.Array(Type.String({ maxLength: 1024 }), { maxItems: TAGS_BODY_MAX, description: `Trimmed, put in Unicode NFC and de-duplicated, then at most ${TAGS_MAX}, each at most ${TAG_MAX_LENGTH} characters; no blank, control or invisible characters.` }),
   regions: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 1000, description: 'Enabled region ids; omitted means the default-selected set under the plan cap. None on heartbeat and manual monitors; every other kind needs at least one (`[]` is 422 `REGION_INVALID`).' }),
   group_name: nullable(Type.String({ maxLength: GROUP_NAME_MAX_LENGTH, description: `At most ${GROUP_NAME_MAX_LENGTH} characters; stored trimmed; null, or nothing left after trimming, clears.` })),
   owner_user_id: nullable(Type.String({ format: 'uuid', description: 'A member of the org; the caller when left out on create; null leaves it unowned.' })),

@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { Type } from '@sinclair/typebox';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { REQUEST_TIMEOUT_MS } from '../../src/app.js';
 import { addRoute } from '../../src/http/route.js';
 import { bearer, createTenantWithToken, OPERATOR_SECRET, startTestApp, type TestApp } from '../helpers/app.js';
 
@@ -186,6 +187,11 @@ describe('strict request bodies (Conventions 7)', () => {
       const res = await probe(valid(), { 'content-type': type });
       assert.equal(res.statusCode, 200, `${type}: ${res.body}`);
     }
+  });
+
+  it('a request must arrive whole within REQUEST_TIMEOUT_MS: a body that never finishes does not hold its connection for good', () => {
+    assert.equal(t.app.server.requestTimeout, REQUEST_TIMEOUT_MS);
+    assert.ok(REQUEST_TIMEOUT_MS > 0 && REQUEST_TIMEOUT_MS <= 300_000);
   });
 
   it('answers 415 INVALID_CONTENT_TYPE for a body with a content coding, compressed or not; identity goes through', async () => {

@@ -113,6 +113,11 @@ describe('targets CRUD', () => {
     expectError(await api('POST', '/api/v1/targets', httpTarget({ tags: ['x'.repeat(51)] })), 400, 'VALIDATION_FAILED', 'tags[0]');
     expectError(await api('POST', '/api/v1/targets', httpTarget({ tags: [` ${'x'.repeat(50)} `, 'a\u200Bb'] })), 400, 'VALIDATION_FAILED', 'tags[1]');
     expectError(await api('POST', '/api/v1/targets', httpTarget({ tags: ['a\tb'] })), 400, 'VALIDATION_FAILED', 'tags[0]');
+    // One tag however its accent is typed: stored in NFC, and found by either spelling.
+    const accented = (await api('POST', '/api/v1/targets', httpTarget({ tags: ['caf\u00e9', 'cafe\u0301'] }))).json() as Json;
+    assert.deepEqual(accented.tags, ['caf\u00e9']);
+    const found = (await api('GET', `/api/v1/targets?tag=${encodeURIComponent('cafe\u0301')}`)).json() as Json;
+    assert.deepEqual(found.targets.map((m: Json) => m.id), [accented.id]);
     expectError(await api('PATCH', `/api/v1/targets/${created.id}`, { tags: ['fine', 'bad\u0007'] }), 400, 'VALIDATION_FAILED', 'tags[1]');
   });
 

@@ -80,6 +80,19 @@ describe('targets: kind rules', () => {
     assert.equal(ok.statusCode, 201, ok.body);
   });
 
+  it('http: at most 100 headers, names at most 256 characters; the framing headers are the client\'s own', async () => {
+    const many = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`x-h${i}`, 'v']));
+    expectError(await create(api, { type: 'http', url: PUBLIC_URL, headers: many }), 400, 'VALIDATION_FAILED', 'check.headers');
+    const long = expectError(await create(api, { type: 'http', url: PUBLIC_URL, headers: { ['x'.repeat(257)]: 'v' } }), 400, 'VALIDATION_FAILED', 'check.headers');
+    assert.match(long.message, /has a key "x+" longer than 256 characters/);
+    for (const name of ['Content-Length', 'transfer-encoding', 'Connection', 'Keep-Alive', 'Upgrade', 'TE', 'Trailer']) {
+      expectError(await create(api, { type: 'http', url: PUBLIC_URL, headers: { [name]: '5' } }), 400, 'VALIDATION_FAILED', `check.headers.${name}`);
+    }
+    const hundred = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`x-h${i}`, 'v']));
+    assert.equal((await create(api, { type: 'http', url: PUBLIC_URL, headers: { ...hundred } })).statusCode, 201);
+    assert.equal((await create(api, { type: 'http', url: PUBLIC_URL, headers: { Host: 'intranet.example', ['x'.repeat(256)]: 'v' } })).statusCode, 201, 'a virtual host may be named');
+  });
+
   it('http: verify_tls false with credentials over https is 400; over http it is accepted', async () => {
     expectError(await create(api, { type: 'http', url: PUBLIC_URL, verify_tls: false, bearer_token: 't' }), 400, 'VALIDATION_FAILED', 'check.verify_tls');
     expectError(await create(api, { type: 'http', url: PUBLIC_URL, verify_tls: false, basic_auth: ['u', 'p'] }), 400, 'VALIDATION_FAILED', 'check.verify_tls');
