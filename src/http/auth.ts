@@ -24,6 +24,13 @@ export function installAuth(app: FastifyInstance, services: Services): void {
   });
 }
 
+function authorizationCount(request: FastifyRequest): number {
+  const raw = request.raw.rawHeaders;
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') count++;
+  return count;
+}
+
 /** The operator surface is invisible (404) without the configured secret, and to anyone not holding it. */
 function checkOperator(request: FastifyRequest, secret: string | null): void {
   const presented = BEARER_RE.exec(request.headers.authorization ?? '')?.[1];
@@ -35,7 +42,8 @@ async function authenticateUser(request: FastifyRequest, services: Services, con
   if (header === undefined) throw new AppError(401, 'UNAUTHENTICATED', 'send Authorization: Bearer <API token>');
   // A presented header that is not a bearer token is a failed attempt too (Events 4: every attempt is recorded).
   const raw = BEARER_RE.exec(header)?.[1];
-  if (!raw) {
+  // Node keeps the first of two Authorization headers; a proxy may act on the last. Two are no answer.
+  if (!raw || authorizationCount(request) > 1) {
     recordFailure(request, services, 'malformed_token');
     throw new AppError(401, 'UNAUTHENTICATED', 'send Authorization: Bearer <API token>');
   }

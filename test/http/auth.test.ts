@@ -71,6 +71,13 @@ describe('API token authentication', () => {
     }
   });
 
+  it('401 UNAUTHENTICATED for two Authorization headers, even both valid (a proxy may read the other one)', async () => {
+    const a = await createTenantWithToken(t);
+    const b = await createTenantWithToken(t);
+    for (const url of URLS) assertError(await get(url, { authorization: [`Bearer ${a.token}`, `Bearer ${b.token}`] as unknown as string }), 401, 'UNAUTHENTICATED');
+    assert.equal((await get(URLS[0]!, bearer(a.token))).statusCode, 200, 'one is fine');
+  });
+
   it('401 UNAUTHENTICATED for a malformed token', async () => {
     const { token } = await createTenantWithToken(t);
     const malformed = [
