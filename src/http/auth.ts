@@ -34,7 +34,7 @@ function authorizationCount(request: FastifyRequest): number {
 /** The operator surface is invisible (404) without the configured secret, and to anyone not holding it. */
 function checkOperator(request: FastifyRequest, secret: string | null): void {
   const presented = BEARER_RE.exec(request.headers.authorization ?? '')?.[1];
-  if (!secret || !presented || !safeEqual(presented, secret)) throw new AppError(404, 'NOT_FOUND', 'route not found');
+  if (!secret || !presented || !safeEqual(presented, secret) || authorizationCount(request) > 1) throw new AppError(404, 'NOT_FOUND', 'route not found');
 }
 
 async function authenticateUser(request: FastifyRequest, services: Services, config: FastifyContextConfig): Promise<RequestAuth> {

@@ -83,6 +83,9 @@ describe('operator surface with a configured secret', () => {
     }
     const ok = await t.inject({ method: 'GET', url: '/operator/regions', headers: { authorization: `Bearer ${OPERATOR_SECRET}` } });
     assert.equal(ok.statusCode, 200);
+    // Two Authorization headers, the right one first: no answer, whichever a proxy would read.
+    const twice = await t.inject({ method: 'GET', url: '/operator/regions', headers: { authorization: [`Bearer ${OPERATOR_SECRET}`, 'Bearer other'] as unknown as string } });
+    assertInvisible(twice, 'two Authorization headers');
   });
 });
 
