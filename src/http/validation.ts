@@ -43,7 +43,13 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   const validate: ValidateFunction = (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema as object);
   const part = httpPart ?? 'body';
   const numerals = part === 'querystring' ? numeralRules(schema) : [];
+  const singles = part === 'querystring' ? singleValued(schema) : [];
   return (data: unknown) => {
+    // A repeated parameter arrives as a list: say so, rather than that a list is no integer.
+    const repeated = singles.find((key) => Array.isArray((data as Record<string, unknown>)[key]));
+    if (repeated !== undefined) {
+      return { error: new AppError(400, 'VALIDATION_FAILED', `query parameter ${repeated} is given more than once`, { field: repeated }) };
+    }
     const notNumeral = numerals.find(({ key, pattern }) => {
       const value = (data as Record<string, unknown>)[key];
       return typeof value === 'string' && !pattern.test(value);
@@ -77,6 +83,12 @@ function numeralRules(schema: unknown): Array<{ key: string; type: keyof typeof 
     const type = property.type;
     return type === 'integer' || type === 'number' ? [{ key, type, pattern: NUMERALS[type] }] : [];
   });
+}
+
+/** The query parameters that take one value. */
+function singleValued(schema: unknown): string[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  return Object.entries(properties).filter(([, property]) => property.type !== 'array').map(([key]) => key);
 }
 
 // PostgreSQL text cannot hold U+0000 (a 500 otherwise), and unpaired surrogates would be stored as U+FFFD.

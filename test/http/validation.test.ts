@@ -188,4 +188,14 @@ describe('validatorCompiler on other parts', () => {
     assert.equal(check(schema, { limit: '007', ratio: '-2.5' }, 'querystring'), undefined);
     assert.equal(check(schema, { limit: '-1' }, 'querystring')?.message, 'query parameter limit must be >= 1', 'a negative number is read, then held to its bounds');
   });
+
+  it('names a single-valued query parameter given twice, rather than calling the list no integer', () => {
+    const schema = Type.Object({ limit: Type.Optional(Type.Integer()), tag: Type.Optional(Type.String()), ids: Type.Optional(Type.Array(Type.String())) });
+    for (const data of [{ limit: ['1', '2'] }, { tag: ['a', 'b'] }]) {
+      const key = Object.keys(data)[0]!;
+      const refused = check(schema, data, 'querystring');
+      assert.deepEqual([refused?.status, refused?.code, refused?.message, refused?.extra.field], [400, 'VALIDATION_FAILED', `query parameter ${key} is given more than once`, key]);
+    }
+    assert.equal(check(schema, { ids: ['a', 'b'] }, 'querystring'), undefined, 'a list parameter takes several');
+  });
 });

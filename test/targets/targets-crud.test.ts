@@ -150,6 +150,8 @@ describe('targets CRUD', () => {
     const literal = (await bApi('GET', `/api/v1/targets?q=${encodeURIComponent('%_')}`)).json() as Json;
     assert.deepEqual(literal.targets.map((x: Json) => x.id), [ids[2]]);
     expectError(await bApi('GET', '/api/v1/targets?limit=1001'), 400, 'VALIDATION_FAILED');
+    const twice = expectError(await bApi('GET', '/api/v1/targets?limit=1&limit=2'), 400, 'VALIDATION_FAILED', 'limit');
+    assert.equal(twice.message, 'query parameter limit is given more than once');
   });
 
   it('deletes: 204, then 404', async () => {
