@@ -79,6 +79,12 @@ describe('notification delivery', () => {
     return res.json().notifications;
   };
   const take = (): typeof received => received.splice(0);
+  /** A monitor paging `channelId` at its first failure, without reminders; `extra` fields override. */
+  const alerting = async (channelId: string, extra: Json = {}): Promise<string> => {
+    const res = await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, renotify_interval_secs: 0, alerts: [{ channel_id: channelId }], ...extra }));
+    assert.equal(res.statusCode, 201, res.body);
+    return res.json().id as string;
+  };
 
   it('pages every bound and auto-bound channel once on open, in each kind\'s shape, and on recovery', async () => {
     const hook = await channel('hook', { type: 'webhook', url: `${base}/hook`, secret: 'shh' });
@@ -229,8 +235,8 @@ describe('notification delivery', () => {
 
   it('an incident resolved by hand sends the recovery notice, unless notify_recovery is false', async () => {
     const hook = await channel('by hand', { type: 'webhook', url: `${base}/by-hand` });
-    const loud = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, renotify_interval_secs: 0, alerts: [{ channel_id: hook }] }))).json().id as string;
-    const quiet = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, renotify_interval_secs: 0, notify_recovery: false, alerts: [{ channel_id: hook }] }))).json().id as string;
+    const loud = await alerting(hook);
+    const quiet = await alerting(hook, { notify_recovery: false });
     await feed(loud, ['down']);
     await feed(quiet, ['down']);
     await worker.tick();
@@ -246,7 +252,7 @@ describe('notification delivery', () => {
 
   it('is silent on recovery when notify_recovery is false', async () => {
     const hook = await channel('quiet', { type: 'webhook', url: `${base}/quiet` });
-    const id = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, recovery_period_secs: 0, notify_recovery: false, renotify_interval_secs: 0, alerts: [{ channel_id: hook }] }))).json().id as string;
+    const id = await alerting(hook, { recovery_period_secs: 0, notify_recovery: false });
     await feed(id, ['down', 'up']);
     await worker.tick();
     assert.deepEqual(take().map((r) => r.body.event), ['opened']);
@@ -269,7 +275,7 @@ describe('notification delivery', () => {
 
   it('a channel unbound from the monitor while the incident is open still hears its recovery', async () => {
     const paged = await channel('unbound later', { type: 'webhook', url: `${base}/unbound-later` });
-    const id = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, recovery_period_secs: 0, renotify_interval_secs: 0, alerts: [{ channel_id: paged }] }))).json().id as string;
+    const id = await alerting(paged, { recovery_period_secs: 0 });
     await feed(id, ['down']);
     await worker.tick();
     assert.equal((await api('PATCH', `/api/v1/targets/${id}`, { alerts: [] })).statusCode, 200);
@@ -281,7 +287,7 @@ describe('notification delivery', () => {
 
   it('a receiver\'s Retry-After lengthens the wait only up to the cap', async () => {
     const slow = await channel('retry after', { type: 'webhook', url: `${base}/retry-after` });
-    const id = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, renotify_interval_secs: 0, alerts: [{ channel_id: slow }] }))).json().id as string;
+    const id = await alerting(slow);
     await feed(id, ['down']);
     const incident = await openIncident(id);
     await worker.tick();
@@ -295,8 +301,8 @@ describe('notification delivery', () => {
     const stuck = await channel('hanging', { type: 'webhook', url: `${base}/hang` });
     const fine = await channel('fine', { type: 'webhook', url: `${base}/fine` });
     const live = new NotificationWorker({ ...t.services, deliverer }, { pollMs: 20 });
-    const first = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, renotify_interval_secs: 0, alerts: [{ channel_id: stuck }] }))).json().id as string;
-    const second = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, renotify_interval_secs: 0, alerts: [{ channel_id: fine }] }))).json().id as string;
+    const first = await alerting(stuck);
+    const second = await alerting(fine);
     take();
     live.start();
     try {
@@ -314,7 +320,7 @@ describe('notification delivery', () => {
 
   it('a notification pending when its channel is deleted is not sent: dead, saying so', async () => {
     const doomed = await channel('deleted later', { type: 'webhook', url: `${base}/fail` });
-    const id = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, renotify_interval_secs: 0, alerts: [{ channel_id: doomed }] }))).json().id as string;
+    const id = await alerting(doomed);
     await feed(id, ['down']);
     const incident = await openIncident(id);
     await worker.tick();
@@ -329,7 +335,7 @@ describe('notification delivery', () => {
 
   it('retries a failing receiver with backoff, then dead-letters it', async () => {
     const failing = await channel('failing', { type: 'webhook', url: `${base}/fail` });
-    const id = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, renotify_interval_secs: 0, alerts: [{ channel_id: failing }] }))).json().id as string;
+    const id = await alerting(failing);
     await feed(id, ['down']);
     const incident = await openIncident(id);
     await worker.tick();
@@ -346,7 +352,7 @@ describe('notification delivery', () => {
 
   it('delivers in order per incident and channel: a recovery waits for its opening page still retrying', async () => {
     const flaky = await channel('flaky', { type: 'webhook', url: `${base}/fail` });
-    const id = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, recovery_period_secs: 0, renotify_interval_secs: 0, alerts: [{ channel_id: flaky }] }))).json().id as string;
+    const id = await alerting(flaky, { recovery_period_secs: 0 });
     await feed(id, ['down']);
     await worker.tick();
     await feed(id, ['up']);
@@ -369,7 +375,7 @@ describe('notification delivery', () => {
 
   it('a retry pending when its channel is disabled is not sent: it is dead with the reason', async () => {
     const failing = await channel('disabled later', { type: 'webhook', url: `${base}/fail` });
-    const id = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, renotify_interval_secs: 0, alerts: [{ channel_id: failing }] }))).json().id as string;
+    const id = await alerting(failing);
     await feed(id, ['down']);
     const incident = await openIncident(id);
     await worker.tick();
@@ -413,7 +419,7 @@ describe('notification delivery', () => {
 
   it('delivers a send cut off by a dying node once its lease ends, with the same idempotency key', async () => {
     const hook = await channel('lease', { type: 'webhook', url: `${base}/lease` });
-    const id = (await api('POST', '/api/v1/targets', httpTarget({ alert_confirmations: 1, renotify_interval_secs: 0, alerts: [{ channel_id: hook }] }))).json().id as string;
+    const id = await alerting(hook);
     await feed(id, ['down']);
     const incident = await openIncident(id);
     // A node that claims the notification and never finishes (it "died" mid-send).
